@@ -1,0 +1,66 @@
+// GDeflate page codec: DEFLATE with DEFLATE64 lengths/distances, its codes interleaved into 32 lanes.
+//
+// One "page" is at most 64 KiB of uncompressed data, encoded as one raw GDeflate bitstream (a multiple of
+// 4 bytes, at least 132 bytes). The API follows libdeflate: one object per level and per thread, no
+// global state, a status that separates bad data from a size mismatch.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace gdfs::gdeflate {
+
+inline constexpr size_t kMaxPageBytes = 65536;  // largest uncompressed page
+inline constexpr int kMinLevel = 0;              // 0 = stored blocks only
+inline constexpr int kMaxLevel = 12;
+inline constexpr int kDefaultLevel = 6;
+inline constexpr unsigned kLanes = 32;
+
+enum class Status : uint8_t {
+  kOk = 0,
+  kBadData,       // malformed stream: bad code, distance before page start, truncated, trailing words
+  kSizeMismatch,  // well-formed, but decodes to fewer or more bytes than the caller expected
+};
+const char* status_name(Status s);
+
+// Exact size of the all-stored encoding of `n` bytes (n <= 64 KiB). Our encoder never exceeds it.
+size_t stored_size(size_t n);
+// Worst-case compressed size for `n` input bytes; an output buffer this big always suffices.
+size_t compress_bound(size_t n);
+
+class Compressor {
+ public:
+  explicit Compressor(int level = kDefaultLevel);  // throws std::invalid_argument outside 0..12
+  ~Compressor();
+  Compressor(Compressor&&) noexcept;
+  Compressor& operator=(Compressor&&) noexcept;
+
+  // Compresses `n` <= kMaxPageBytes bytes into one page. Returns the page size in bytes, or 0 when
+  // `out_cap` is too small (never the case for out_cap >= compress_bound(n)). Deterministic.
+  size_t compress(const void* in, size_t n, void* out, size_t out_cap);
+  int level() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+class Decompressor {
+ public:
+  Decompressor();
+  ~Decompressor();
+  Decompressor(Decompressor&&) noexcept;
+  Decompressor& operator=(Decompressor&&) noexcept;
+
+  // Decodes one page of exactly `in_size` bytes into exactly `out_size` (<= 64 KiB) bytes. Never reads
+  // outside [in, in+in_size) nor writes outside [out, out+out_size). Every input word must be consumed:
+  // trailing words are kBadData (see docs/GDEFLATE.md for why).
+  Status decompress(const void* in, size_t in_size, void* out, size_t out_size);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gdfs::gdeflate

@@ -1,0 +1,123 @@
+#include "huffman.h"
+
+#include <algorithm>
+#include <array>
+#include <cassert>
+
+namespace gdfs::gdeflate {
+namespace {
+
+struct Leaf {
+  uint32_t freq;
+  uint16_t sym;
+};
+
+// Depth of every leaf in an optimal (unlimited) Huffman tree, by the two-queue method: the leaves
+// are sorted, and internal nodes are created in non-decreasing weight order, so both queues stay sorted.
+void optimal_depths(const Leaf* leaves, unsigned n, unsigned* depth) {
+  std::array<uint64_t, 2 * 288> weight{};
+  std::array<uint16_t, 2 * 288> parent{};
+  unsigned leaf_i = 0, node_i = n, node_end = n;
+  auto take = [&]() -> unsigned {
+    if (leaf_i < n && (node_i == node_end || leaves[leaf_i].freq <= weight[node_i])) {
+      weight[leaf_i] = leaves[leaf_i].freq;
+      return leaf_i++;
+    }
+    return node_i++;
+  };
+  for (unsigned k = 0; k + 1 < n; ++k) {
+    const unsigned a = take();
+    const unsigned b = take();
+    weight[node_end] = weight[a] + weight[b];
+    parent[a] = parent[b] = static_cast<uint16_t>(node_end);
+    ++node_end;
+  }
+  // The root is node_end - 1; walk down from it (parents always have higher indices).
+  std::array<unsigned, 2 * 288> d{};
+  d[node_end - 1] = 0;
+  for (int i = static_cast<int>(node_end) - 2; i >= 0; --i) d[i] = d[parent[i]] + 1;
+  for (unsigned i = 0; i < n; ++i) depth[i] = d[i];
+}
+
+// Rebalances a length histogram so no code is longer than max_len while keeping the Kraft sum exact.
+// Longer codes are folded into max_len, then codes are lengthened from the longest level below max_len
+// until the code is complete again (the classic JPEG/miniz adjustment).
+void limit_lengths(unsigned* count, unsigned max_depth, unsigned max_len) {
+  for (unsigned i = max_len + 1; i <= max_depth; ++i) {
+    count[max_len] += count[i];
+    count[i] = 0;
+  }
+  uint64_t total = 0;
+  for (unsigned i = 1; i <= max_len; ++i) total += static_cast<uint64_t>(count[i]) << (max_len - i);
+  while (total > (uint64_t{1} << max_len)) {
+    --count[max_len];
+    for (unsigned i = max_len - 1; i > 0; --i) {
+      if (count[i]) {
+        --count[i];
+        count[i + 1] += 2;
+        break;
+      }
+    }
+    --total;
+  }
+}
+
+}  // namespace
+
+void build_code_lengths(const uint32_t* freq, unsigned n, unsigned max_len, uint8_t* lens) {
+  assert(n <= 288 && n >= 2 && max_len >= 1 && max_len <= 15);
+  std::array<Leaf, 288> leaves;
+  unsigned used = 0;
+  for (unsigned s = 0; s < n; ++s) {
+    lens[s] = 0;
+    if (freq[s]) leaves[used++] = {freq[s], static_cast<uint16_t>(s)};
+  }
+  if (used < 2) {
+    // Pad to a complete two-symbol code: the used symbol (if any) plus the lowest other one.
+    const unsigned a = used ? leaves[0].sym : 0;
+    const unsigned b = a == 0 ? 1 : 0;
+    lens[a] = lens[b] = 1;
+    return;
+  }
+  std::sort(leaves.begin(), leaves.begin() + used, [](const Leaf& x, const Leaf& y) {
+    return x.freq != y.freq ? x.freq < y.freq : x.sym < y.sym;
+  });
+  std::array<unsigned, 288> depth{};
+  optimal_depths(leaves.data(), used, depth.data());
+  unsigned max_depth = 0;
+  std::array<unsigned, 2 * 288> count{};
+  for (unsigned i = 0; i < used; ++i) {
+    ++count[depth[i]];
+    max_depth = std::max(max_depth, depth[i]);
+  }
+  if (max_depth > max_len) limit_lengths(count.data(), max_depth, max_len);
+  // Hand the longest lengths to the rarest symbols (leaves are sorted by rising frequency).
+  unsigned len = std::min(max_depth, max_len), i = 0;
+  for (; len > 0; --len) {
+    for (unsigned k = 0; k < count[len]; ++k) lens[leaves[i++].sym] = static_cast<uint8_t>(len);
+  }
+  assert(i == used);
+}
+
+void build_canonical_codes(const uint8_t* lens, unsigned n, uint16_t* codes) {
+  std::array<uint16_t, 16> count{}, next{};
+  for (unsigned s = 0; s < n; ++s) ++count[lens[s]];
+  count[0] = 0;
+  uint16_t code = 0;
+  for (unsigned len = 1; len <= 15; ++len) {
+    code = static_cast<uint16_t>((code + count[len - 1]) << 1);
+    next[len] = code;
+  }
+  for (unsigned s = 0; s < n; ++s) {
+    const unsigned len = lens[s];
+    if (!len) {
+      codes[s] = 0;
+      continue;
+    }
+    unsigned c = next[len]++, rev = 0;
+    for (unsigned b = 0; b < len; ++b) rev |= ((c >> b) & 1u) << (len - 1 - b);
+    codes[s] = static_cast<uint16_t>(rev);
+  }
+}
+
+}  // namespace gdfs::gdeflate

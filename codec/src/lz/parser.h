@@ -1,0 +1,29 @@
+// Match finding and parsing: turns one page of bytes into an LZ77 token stream.
+//
+// Levels (following the reference's split, CLARIFICATIONS.md §10):
+//   1-4   greedy parsing over hash chains (depth grows with level)
+//   5-7   lazy parsing over hash chains
+//   8-12  binary-tree match finder with near-optimal (cost-model) parsing, more passes at higher levels
+// Level 0 (stored) never reaches a parser.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "../tokens.h"
+
+namespace gdfs::gdeflate {
+
+class Parser {
+ public:
+  virtual ~Parser() = default;
+  // Appends the tokens for in[0..n) (n <= 65536) to `out`; `out` is cleared first. Deterministic: the
+  // same input always gives the same tokens. Matches never reach before in[0] and never past in[n-1].
+  virtual void parse(const uint8_t* in, size_t n, TokenVec& out) = 0;
+};
+
+// Parser for `level` in 1..12. The object owns its scratch memory and is reused across pages.
+std::unique_ptr<Parser> make_parser(int level);
+
+}  // namespace gdfs::gdeflate
