@@ -1,0 +1,78 @@
+#include "block_split.h"
+
+#include <cmath>
+
+namespace gdfs::gdeflate {
+namespace {
+
+// Entropy of a histogram in bits, plus a rough price for the code lengths a dynamic header sends.
+double estimate_bits(const uint32_t* f, unsigned n, unsigned* used) {
+  uint64_t total = 0;
+  double sum = 0;
+  for (unsigned i = 0; i < n; ++i) {
+    if (!f[i]) continue;
+    total += f[i];
+    sum += f[i] * std::log2(static_cast<double>(f[i]));
+    ++*used;
+  }
+  return total ? total * std::log2(static_cast<double>(total)) - sum : 0.0;
+}
+
+double block_cost(const BlockStats& s, bool exact) {
+  if (exact) {
+    BlockCodes c;
+    c.build_dynamic(s);
+    return 3.0 + c.header_bits + static_cast<double>(c.data_bits(s));
+  }
+  unsigned used = 0;
+  const double bits = estimate_bits(s.litlen.data(), kNumLitlenSyms, &used) +
+                      estimate_bits(s.dist.data(), kNumDistSyms, &used) + static_cast<double>(s.extra_bits);
+  return bits + 80.0 + 4.0 * used;  // header: fixed fields plus about 4 bits per sent code length
+}
+
+}  // namespace
+
+SplitParams split_params_for_level(int level) {
+  if (level <= 3) return {16384, false};
+  if (level <= 7) return {8192, false};
+  return {4096, true};
+}
+
+void split_blocks(const Token* t, size_t nt, const SplitParams& p, std::vector<BlockRange>& out) {
+  out.clear();
+  BlockRange cur{0, 0, 0, 0, {}};
+  double cur_cost = 0;
+  size_t pos = 0, i = 0;
+  do {
+    BlockRange seg{i, i, pos, pos, {}};
+    while (i < nt && pos - seg.byte_begin < p.segment_bytes) {
+      seg.stats.add(t[i]);
+      pos += t[i].is_literal() ? 1 : t[i].len;
+      ++i;
+    }
+    seg.tok_end = i;
+    seg.byte_end = pos;
+    const double seg_cost = block_cost(seg.stats, p.exact_cost);
+    if (seg.tok_begin == 0) {
+      cur = seg;
+      cur_cost = seg_cost;
+      continue;
+    }
+    BlockStats merged = cur.stats;
+    merged.add(seg.stats);
+    const double merged_cost = block_cost(merged, p.exact_cost);
+    if (merged_cost <= cur_cost + seg_cost) {
+      cur.stats = merged;
+      cur.tok_end = seg.tok_end;
+      cur.byte_end = seg.byte_end;
+      cur_cost = merged_cost;
+    } else {
+      out.push_back(cur);
+      cur = seg;
+      cur_cost = seg_cost;
+    }
+  } while (i < nt);
+  out.push_back(cur);
+}
+
+}  // namespace gdfs::gdeflate

@@ -1,0 +1,30 @@
+// Block splitting: where one Huffman block should end and the next begin.
+//
+// The token stream is cut into segments of roughly equal input size; walking left to right, a segment
+// joins the current block when coding them together is estimated to cost no more than coding them
+// apart (each block pays for its own header, but gets codes fitted to its own statistics).
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "block_writer.h"
+#include "tokens.h"
+
+namespace gdfs::gdeflate {
+
+struct BlockRange {
+  size_t tok_begin, tok_end;    // tokens [tok_begin, tok_end)
+  size_t byte_begin, byte_end;  // the input bytes they cover
+  BlockStats stats;
+};
+
+struct SplitParams {
+  size_t segment_bytes;  // granularity of candidate split points
+  bool exact_cost;       // price candidates with real Huffman codes rather than an entropy estimate
+};
+SplitParams split_params_for_level(int level);
+
+void split_blocks(const Token* t, size_t nt, const SplitParams& p, std::vector<BlockRange>& out);
+
+}  // namespace gdfs::gdeflate

@@ -1,0 +1,107 @@
+#include "decode_table.h"
+
+#include <array>
+
+#include "tables.h"
+
+namespace gdfs::gdeflate {
+namespace {
+
+constexpr std::array<uint32_t, 288> litlen_entries() {
+  std::array<uint32_t, 288> t{};
+  for (unsigned s = 0; s < 256; ++s) t[s] = make_entry(s, 0, kEntryLiteral);
+  t[256] = make_entry(0, 0, kEntryEob);
+  for (unsigned s = 257; s < 286; ++s) t[s] = make_entry(kLenBase[s - 257], kLenExtra[s - 257], 0);
+  t[286] = t[287] = make_entry(0, 0, kEntryBad);  // never valid, even in the fixed code
+  return t;
+}
+constexpr std::array<uint32_t, 32> dist_entries() {
+  std::array<uint32_t, 32> t{};
+  for (unsigned s = 0; s < 32; ++s) t[s] = make_entry(kDistBase[s], kDistExtra[s], 0);
+  return t;
+}
+constexpr std::array<uint32_t, 19> precode_entries() {
+  std::array<uint32_t, 19> t{};
+  for (unsigned s = 0; s < 16; ++s) t[s] = make_entry(s, 0, 0);
+  t[16] = make_entry(16, 2, 0);
+  t[17] = make_entry(17, 3, 0);
+  t[18] = make_entry(18, 7, 0);
+  return t;
+}
+
+unsigned reverse_bits(unsigned code, unsigned len) {
+  unsigned r = 0;
+  for (unsigned b = 0; b < len; ++b) r |= ((code >> b) & 1u) << (len - 1 - b);
+  return r;
+}
+
+}  // namespace
+
+const std::array<uint32_t, 288> kLitlenSymEntries = litlen_entries();
+const std::array<uint32_t, 32> kDistSymEntries = dist_entries();
+const std::array<uint32_t, 19> kPrecodeSymEntries = precode_entries();
+
+bool build_decode_table(const uint8_t* lens, unsigned n, const uint32_t* sym_entry, unsigned table_bits,
+                        unsigned max_len, uint32_t* table) {
+  std::array<unsigned, 16> count{};
+  for (unsigned s = 0; s < n; ++s) {
+    if (lens[s] > max_len) return false;
+    ++count[lens[s]];
+  }
+  count[0] = 0;
+  int left = 1;
+  unsigned used = 0;
+  for (unsigned len = 1; len <= max_len; ++len) {
+    left = left * 2 - static_cast<int>(count[len]);
+    if (left < 0) return false;  // over-subscribed
+    used += count[len];
+  }
+  const unsigned main_size = 1u << table_bits;
+  for (unsigned i = 0; i < main_size; ++i) table[i] = make_entry(0, 0, kEntryBad);
+  if (left != 0 && !(used == 0 || (used == 1 && count[1] == 1))) return false;  // incomplete
+
+  // Canonical codes, bit-reversed because lanes are consumed LSB-first.
+  std::array<unsigned, 16> next{};
+  unsigned code = 0;
+  for (unsigned len = 1; len <= max_len; ++len) {
+    code = (code + count[len - 1]) << 1;
+    next[len] = code;
+  }
+  // Subtable size per main-table prefix: enough bits for the longest code sharing that prefix.
+  std::array<uint8_t, 2048> sub_bits{};
+  std::array<unsigned, 288> rev{};
+  {
+    std::array<unsigned, 16> nx = next;
+    for (unsigned s = 0; s < n; ++s) {
+      const unsigned len = lens[s];
+      if (!len) continue;
+      rev[s] = reverse_bits(nx[len]++, len);
+      if (len > table_bits) {
+        uint8_t& b = sub_bits[rev[s] & (main_size - 1)];
+        if (len - table_bits > b) b = static_cast<uint8_t>(len - table_bits);
+      }
+    }
+  }
+  unsigned sub_next = main_size;
+  for (unsigned p = 0; p < main_size && max_len > table_bits; ++p) {
+    if (!sub_bits[p]) continue;
+    table[p] = make_entry(sub_next, sub_bits[p], kEntrySub) | table_bits;
+    for (unsigned i = 0; i < (1u << sub_bits[p]); ++i) table[sub_next + i] = make_entry(0, 0, kEntryBad);
+    sub_next += 1u << sub_bits[p];
+  }
+  for (unsigned s = 0; s < n; ++s) {
+    const unsigned len = lens[s];
+    if (!len) continue;
+    const uint32_t e = sym_entry[s] | len;
+    if (len <= table_bits) {
+      for (unsigned i = rev[s]; i < main_size; i += 1u << len) table[i] = e;
+    } else {
+      const uint32_t ptr = table[rev[s] & (main_size - 1)];
+      const unsigned sb = entry_extra(ptr), base = entry_value(ptr);
+      for (unsigned i = rev[s] >> table_bits; i < (1u << sb); i += 1u << (len - table_bits)) table[base + i] = e;
+    }
+  }
+  return true;
+}
+
+}  // namespace gdfs::gdeflate

@@ -1,0 +1,224 @@
+// GDeflate page decoder (scalar). It walks the stream in the reference's round order: in each round
+// every active lane decodes one symbol, in lane order, and refills right after its own step.
+#include <array>
+#include <cstring>
+
+#include "decode_table.h"
+#include "gdfs/gdeflate.h"
+#include "lane_reader.h"
+#include "tables.h"
+
+namespace gdfs::gdeflate {
+namespace {
+
+uint32_t lookup(const uint32_t* table, unsigned table_bits, uint64_t bits) {
+  uint32_t e = table[bits & ((1u << table_bits) - 1)];
+  if (e & kEntrySub) e = table[entry_value(e) + ((bits >> table_bits) & ((1u << entry_extra(e)) - 1))];
+  return e;
+}
+
+// Extra-bit value that follows the code of entry `e` in `bits`.
+uint32_t extra_value(uint32_t e, uint64_t bits) {
+  return static_cast<uint32_t>(bits >> entry_codelen(e)) & ((1u << entry_extra(e)) - 1);
+}
+
+// Overlapping LZ77 copy inside the output page; the caller has bounds-checked both ranges.
+void lz_copy(uint8_t* dst, uint32_t dist, uint32_t len) {
+  const uint8_t* src = dst - dist;
+  if (dist >= len) {
+    std::memcpy(dst, src, len);
+  } else if (dist == 1) {
+    std::memset(dst, *src, len);
+  } else {
+    for (uint32_t i = 0; i < len; ++i) dst[i] = src[i];
+  }
+}
+
+struct Output {
+  uint8_t* data;
+  size_t size;
+  size_t pos;
+};
+
+}  // namespace
+
+struct Decompressor::Impl {
+  std::array<uint32_t, kLitlenTableSize> litlen;
+  std::array<uint32_t, kDistTableSize> dist;
+  std::array<uint32_t, kPrecodeTableSize> precode;
+  std::array<uint32_t, kLitlenTableSize> fixed_litlen;
+  std::array<uint32_t, kDistTableSize> fixed_dist;
+
+  Impl() { build_fixed_tables(); }
+  void build_fixed_tables();
+  Status decode(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_size);
+  Status stored_block(LaneReader& r, Output& o);
+  Status read_dynamic_tables(LaneReader& r);
+  Status huffman_block(LaneReader& r, Output& o, const uint32_t* lt, const uint32_t* dt);
+};
+
+void Decompressor::Impl::build_fixed_tables() {
+  std::array<uint8_t, 288> ll{};
+  for (unsigned s = 0; s < 288; ++s) ll[s] = s < 144 ? 8 : s < 256 ? 9 : s < 280 ? 7 : 8;
+  std::array<uint8_t, 32> dl;
+  dl.fill(5);
+  build_decode_table(ll.data(), 288, kLitlenSymEntries.data(), kLitlenTableBits, 15, fixed_litlen.data());
+  build_decode_table(dl.data(), 32, kDistSymEntries.data(), kDistTableBits, 15, fixed_dist.data());
+}
+
+// Stored block: a 16-bit LEN on lane 0 (no complement, no alignment), then byte k on lane k mod 32.
+Status Decompressor::Impl::stored_block(LaneReader& r, Output& o) {
+  const uint32_t len = static_cast<uint32_t>(r.buf[0] & 0xFFFF);
+  r.consume(0, 16);
+  if (len > o.size - o.pos) return Status::kSizeMismatch;
+  for (uint32_t k = 0; k < len; ++k) {
+    const unsigned lane = k & 31;
+    o.data[o.pos++] = static_cast<uint8_t>(r.buf[lane]);
+    r.consume(lane, 8);
+  }
+  return r.overrun ? Status::kBadData : Status::kOk;
+}
+
+// Dynamic block tables: HLIT/HDIST/HCLEN on lane 0, one 3-bit precode length per lane, then the
+// precode symbols round-robin from lane 0 (CLARIFICATIONS.md §3, §5).
+Status Decompressor::Impl::read_dynamic_tables(LaneReader& r) {
+  const uint32_t h = static_cast<uint32_t>(r.buf[0]);
+  const unsigned hlit = (h & 31) + 257, hdist = ((h >> 5) & 31) + 1, hclen = ((h >> 10) & 15) + 4;
+  r.consume(0, 14);
+  if (hlit > kNumUsableLitlen) return Status::kBadData;
+
+  std::array<uint8_t, 19> plens{};
+  for (unsigned i = 0; i < hclen; ++i) {
+    plens[kPrecodePerm[i]] = static_cast<uint8_t>(r.buf[i] & 7);
+    r.consume(i, 3);
+  }
+  if (!build_decode_table(plens.data(), 19, kPrecodeSymEntries.data(), kPrecodeTableBits, 7, precode.data()))
+    return Status::kBadData;
+
+  std::array<uint8_t, 288 + 32> lens{};
+  const unsigned total = hlit + hdist;
+  for (unsigned k = 0, j = 0; k < total; ++j) {
+    const unsigned lane = j & 31;
+    const uint64_t bits = r.buf[lane];
+    const uint32_t e = precode[bits & 127];
+    if (e & kEntryBad) return Status::kBadData;
+    const uint32_t sym = entry_value(e), x = extra_value(e, bits);
+    r.consume(lane, entry_codelen(e) + entry_extra(e));
+    if (sym < 16) {
+      lens[k++] = static_cast<uint8_t>(sym);
+      continue;
+    }
+    if (sym == 16 && k == 0) return Status::kBadData;
+    const uint8_t fill = sym == 16 ? lens[k - 1] : 0;
+    const unsigned rep = sym == 16 ? 3 + x : sym == 17 ? 3 + x : 11 + x;
+    if (rep > total - k) return Status::kBadData;
+    for (unsigned i = 0; i < rep; ++i) lens[k++] = fill;
+  }
+  if (r.overrun) return Status::kBadData;
+
+  std::array<uint8_t, 288> ll{};
+  std::array<uint8_t, 32> dl{};
+  std::memcpy(ll.data(), lens.data(), hlit);
+  std::memcpy(dl.data(), lens.data() + hlit, hdist);
+  if (!build_decode_table(ll.data(), 288, kLitlenSymEntries.data(), kLitlenTableBits, 15, litlen.data()) ||
+      !build_decode_table(dl.data(), 32, kDistSymEntries.data(), kDistTableBits, 15, dist.data()))
+    return Status::kBadData;
+  return Status::kOk;
+}
+
+// Huffman-coded data rounds (CLARIFICATIONS.md §6-7). A lane that decodes a length reserves the output
+// space at once and decodes the distance on the next round; end of block lets owed distances finish.
+Status Decompressor::Impl::huffman_block(LaneReader& r, Output& o, const uint32_t* lt, const uint32_t* dt) {
+  std::array<uint32_t, 32> mlen, mpos;
+  uint32_t pending = 0;  // lanes owing a distance
+
+  auto finish_match = [&](unsigned lane) -> Status {
+    const uint64_t bits = r.buf[lane];
+    const uint32_t e = lookup(dt, kDistTableBits, bits);
+    if (e & kEntryBad) return Status::kBadData;
+    const uint32_t dist = entry_value(e) + extra_value(e, bits);
+    r.consume(lane, entry_codelen(e) + entry_extra(e));
+    if (dist > mpos[lane]) return Status::kBadData;  // reaches before the page start
+    lz_copy(o.data + mpos[lane], dist, mlen[lane]);
+    return Status::kOk;
+  };
+
+  for (;;) {
+    bool eob = false;
+    for (unsigned lane = 0; lane < 32; ++lane) {
+      if (pending & (1u << lane)) {
+        pending &= ~(1u << lane);
+        if (Status s = finish_match(lane); s != Status::kOk) return s;
+        continue;
+      }
+      if (eob) continue;
+      const uint64_t bits = r.buf[lane];
+      const uint32_t e = lookup(lt, kLitlenTableBits, bits);
+      if (e & kEntryLiteral) {
+        if (o.pos == o.size) return Status::kSizeMismatch;
+        o.data[o.pos++] = static_cast<uint8_t>(entry_value(e));
+        r.consume(lane, entry_codelen(e));
+      } else if (!(e & kEntrySpecial)) {
+        const uint32_t len = entry_value(e) + extra_value(e, bits);
+        r.consume(lane, entry_codelen(e) + entry_extra(e));
+        if (len > o.size - o.pos) return Status::kSizeMismatch;
+        mlen[lane] = len;
+        mpos[lane] = static_cast<uint32_t>(o.pos);
+        o.pos += len;
+        pending |= 1u << lane;
+      } else if (e & kEntryEob) {
+        r.consume(lane, entry_codelen(e));
+        eob = true;
+      } else {
+        return Status::kBadData;  // unused code word, or symbol 286/287
+      }
+    }
+    if (r.overrun) return Status::kBadData;
+    if (eob) break;
+  }
+  // Lanes before the end-of-block lane that decoded a length in its round get one more round.
+  for (unsigned lane = 0; lane < 32; ++lane) {
+    if (!(pending & (1u << lane))) continue;
+    if (Status s = finish_match(lane); s != Status::kOk) return s;
+  }
+  return r.overrun ? Status::kBadData : Status::kOk;
+}
+
+Status Decompressor::Impl::decode(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_size) {
+  if (out_size > kMaxPageBytes) return Status::kSizeMismatch;
+  if (in_size % 4 != 0 || in_size < 4 * kLanes) return Status::kBadData;
+  LaneReader r;
+  r.init(in, in_size / 4);
+  Output o{out, out_size, 0};
+  bool final_block = false;
+  while (!final_block) {
+    const uint32_t hdr = static_cast<uint32_t>(r.buf[0] & 7);
+    r.consume(0, 3);
+    if (r.overrun) return Status::kBadData;
+    final_block = hdr & 1;
+    Status s = Status::kBadData;
+    switch (hdr >> 1) {
+      case 0: s = stored_block(r, o); break;
+      case 1: s = huffman_block(r, o, fixed_litlen.data(), fixed_dist.data()); break;
+      case 2:
+        s = read_dynamic_tables(r);
+        if (s == Status::kOk) s = huffman_block(r, o, litlen.data(), dist.data());
+        break;
+      default: break;  // BTYPE 3 is reserved
+    }
+    if (s != Status::kOk) return s;
+  }
+  if (r.next != r.nwords) return Status::kBadData;  // trailing words: see docs/GDEFLATE.md
+  return o.pos == out_size ? Status::kOk : Status::kSizeMismatch;
+}
+
+Decompressor::Decompressor() : impl_(std::make_unique<Impl>()) {}
+Decompressor::~Decompressor() = default;
+Decompressor::Decompressor(Decompressor&&) noexcept = default;
+Decompressor& Decompressor::operator=(Decompressor&&) noexcept = default;
+
+Status Decompressor::decompress(const void* in, size_t in_size, void* out, size_t out_size) {
+  return impl_->decode(static_cast<const uint8_t*>(in), in_size, static_cast<uint8_t*>(out), out_size);
+}
+
+}  // namespace gdfs::gdeflate
