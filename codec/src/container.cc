@@ -25,9 +25,13 @@ void store_u32(uint8_t* p, uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
 }
 
-[[noreturn]] void fail(const std::string& what) { throw ContainerError("gdeflate container: " + what); }
+[[noreturn]] void fail(const std::string& what) {
+  throw ContainerError("gdeflate container: " + what);
+}
 
-std::string str(uint64_t v) { return std::to_string(v); }
+std::string str(uint64_t v) {
+  return std::to_string(v);
+}
 
 // Runs job(state, tile) for every tile on up to `threads` workers, each with its own state from make().
 // Tiles are handed out in increasing order and none is started after a failed one, so the lowest
@@ -62,7 +66,9 @@ void for_each_tile(size_t tiles, unsigned threads, Make make, Job job) {
   if (error) std::rethrow_exception(error);
 }
 
-size_t tile_count(size_t n) { return (n + kTileBytes - 1) / kTileBytes; }
+size_t tile_count(size_t n) {
+  return (n + kTileBytes - 1) / kTileBytes;
+}
 
 // Header, table and tile data from the compressed tiles, in tile order.
 std::vector<uint8_t> assemble(const std::vector<std::vector<uint8_t>>& pages, size_t raw_size) {
@@ -126,7 +132,8 @@ void parse_tiles(std::span<const uint8_t> file, ContainerInfo& info) {
            " bytes of tile data");
     const uint64_t end = i + 1 < n ? entry(i + 1) : start + entry(0);
     const uint32_t raw = i + 1 < n || info.last_tile_size == 0 ? kTileBytes : info.last_tile_size;
-    info.tiles.push_back({info.data_offset + start, static_cast<uint32_t>(std::max(end, start) - start), raw});
+    info.tiles.push_back(
+        {info.data_offset + start, static_cast<uint32_t>(std::max(end, start) - start), raw});
     prev = start;
   }
   const uint64_t end = prev + entry(0);
@@ -183,13 +190,15 @@ std::vector<uint8_t> decompress_container(std::span<const uint8_t> file, unsigne
   if (info.raw_size > std::numeric_limits<size_t>::max())
     fail("uncompressed size " + str(info.raw_size) + " does not fit in memory on this platform");
   std::vector<uint8_t> out(info.raw_size);
-  for_each_tile(info.num_tiles, threads, [] { return Decompressor(); }, [&](Decompressor& d, size_t i) {
-    const TileSpan& t = info.tiles[i];
-    const Status s = d.decompress(&file[t.offset], t.size, &out[i * kTileBytes], t.raw_size);
-    if (s != Status::kOk)
-      fail("tile " + str(i) + " of " + str(info.num_tiles) + " (" + str(t.size) + " bytes at offset " +
-           str(t.offset) + ") failed to decode to " + str(t.raw_size) + " bytes: " + status_name(s));
-  });
+  for_each_tile(
+      info.num_tiles, threads, [] { return Decompressor(); },
+      [&](Decompressor& d, size_t i) {
+        const TileSpan& t = info.tiles[i];
+        const Status s = d.decompress(&file[t.offset], t.size, &out[i * kTileBytes], t.raw_size);
+        if (s != Status::kOk)
+          fail("tile " + str(i) + " of " + str(info.num_tiles) + " (" + str(t.size) + " bytes at offset " +
+               str(t.offset) + ") failed to decode to " + str(t.raw_size) + " bytes: " + status_name(s));
+      });
   return out;
 }
 

@@ -30,9 +30,12 @@ constexpr std::array<uint32_t, 19> precode_entries() {
 }
 
 unsigned reverse_bits(unsigned code, unsigned len) {
-  unsigned r = 0;
-  for (unsigned b = 0; b < len; ++b) r |= ((code >> b) & 1u) << (len - 1 - b);
-  return r;
+  unsigned r = code;  // reverse 16 bits by swapping halves, bytes, nibbles, pairs, bits
+  r = ((r & 0x00FF) << 8) | ((r >> 8) & 0x00FF);
+  r = ((r & 0x0F0F) << 4) | ((r >> 4) & 0x0F0F);
+  r = ((r & 0x3333) << 2) | ((r >> 2) & 0x3333);
+  r = ((r & 0x5555) << 1) | ((r >> 1) & 0x5555);
+  return r >> (16 - len);
 }
 
 }  // namespace
@@ -57,8 +60,11 @@ bool build_decode_table(const uint8_t* lens, unsigned n, const uint32_t* sym_ent
     used += count[len];
   }
   const unsigned main_size = 1u << table_bits;
-  for (unsigned i = 0; i < main_size; ++i) table[i] = make_entry(0, 0, kEntryBad);
-  if (left != 0 && !(used == 0 || (used == 1 && count[1] == 1))) return false;  // incomplete
+  if (left != 0) {
+    if (!(used == 0 || (used == 1 && count[1] == 1))) return false;  // incomplete
+    // The accepted incomplete codes leave code words unused; a complete code fills every entry.
+    for (unsigned i = 0; i < main_size; ++i) table[i] = make_entry(0, 0, kEntryBad);
+  }
 
   // Canonical codes, bit-reversed because lanes are consumed LSB-first.
   std::array<unsigned, 16> next{};
@@ -67,39 +73,47 @@ bool build_decode_table(const uint8_t* lens, unsigned n, const uint32_t* sym_ent
     code = (code + count[len - 1]) << 1;
     next[len] = code;
   }
-  // Subtable size per main-table prefix: enough bits for the longest code sharing that prefix.
-  std::array<uint8_t, 2048> sub_bits{};
-  std::array<unsigned, 288> rev{};
-  {
-    std::array<unsigned, 16> nx = next;
-    for (unsigned s = 0; s < n; ++s) {
-      const unsigned len = lens[s];
-      if (!len) continue;
-      rev[s] = reverse_bits(nx[len]++, len);
-      if (len > table_bits) {
-        uint8_t& b = sub_bits[rev[s] & (main_size - 1)];
-        if (len - table_bits > b) b = static_cast<uint8_t>(len - table_bits);
-      }
-    }
-  }
-  unsigned sub_next = main_size;
-  for (unsigned p = 0; p < main_size && max_len > table_bits; ++p) {
-    if (!sub_bits[p]) continue;
-    table[p] = make_entry(sub_next, sub_bits[p], kEntrySub) | table_bits;
-    for (unsigned i = 0; i < (1u << sub_bits[p]); ++i) table[sub_next + i] = make_entry(0, 0, kEntryBad);
-    sub_next += 1u << sub_bits[p];
-  }
+  std::array<uint16_t, 288> long_syms;  // codes longer than the main table, which need subtables
+  unsigned nlong = 0;
+  std::array<uint16_t, 288> rev;
   for (unsigned s = 0; s < n; ++s) {
     const unsigned len = lens[s];
     if (!len) continue;
-    const uint32_t e = sym_entry[s] | len;
-    if (len <= table_bits) {
-      for (unsigned i = rev[s]; i < main_size; i += 1u << len) table[i] = e;
-    } else {
-      const uint32_t ptr = table[rev[s] & (main_size - 1)];
-      const unsigned sb = entry_extra(ptr), base = entry_value(ptr);
-      for (unsigned i = rev[s] >> table_bits; i < (1u << sb); i += 1u << (len - table_bits)) table[base + i] = e;
+    rev[s] = static_cast<uint16_t>(reverse_bits(next[len]++, len));
+    if (len > table_bits) {
+      long_syms[nlong++] = static_cast<uint16_t>(s);
+      continue;
     }
+    const uint32_t e = sym_entry[s] | len;
+    for (unsigned i = rev[s]; i < main_size; i += 1u << len) table[i] = e;
+  }
+  if (!nlong) return true;
+
+  // A subtable per main-table prefix, wide enough for the longest code that shares the prefix. The
+  // prefixes of long codes are covered by no short code, so their main entries are free to reuse.
+  std::array<uint8_t, 2048> sub_bits;
+  for (unsigned k = 0; k < nlong; ++k) sub_bits[rev[long_syms[k]] & (main_size - 1)] = 0;
+  for (unsigned k = 0; k < nlong; ++k) {
+    const unsigned s = long_syms[k];
+    uint8_t& b = sub_bits[rev[s] & (main_size - 1)];
+    if (lens[s] - table_bits > b) b = static_cast<uint8_t>(lens[s] - table_bits);
+  }
+  unsigned sub_next = main_size;
+  for (unsigned k = 0; k < nlong; ++k) {
+    const unsigned s = long_syms[k], p = rev[s] & (main_size - 1);
+    if (!sub_bits[p]) continue;  // already allocated
+    table[p] = make_entry(sub_next, sub_bits[p], kEntrySub) | table_bits;
+    if (left != 0)
+      for (unsigned i = 0; i < (1u << sub_bits[p]); ++i) table[sub_next + i] = make_entry(0, 0, kEntryBad);
+    sub_next += 1u << sub_bits[p];
+    sub_bits[p] = 0;
+  }
+  for (unsigned k = 0; k < nlong; ++k) {
+    const unsigned s = long_syms[k], len = lens[s];
+    const uint32_t ptr = table[rev[s] & (main_size - 1)];
+    const unsigned sb = entry_extra(ptr), base = entry_value(ptr);
+    const uint32_t e = sym_entry[s] | len;
+    for (unsigned i = rev[s] >> table_bits; i < (1u << sb); i += 1u << (len - table_bits)) table[base + i] = e;
   }
   return true;
 }

@@ -29,7 +29,7 @@ inline uint32_t entry_value(uint32_t e) { return e >> 16; }
 // Main-table bits and worst-case sizes: at most one 16-entry subtable per code longer than the main
 // table (lengths are at most 15), which is simple and comfortably bounded.
 inline constexpr unsigned kLitlenTableBits = 11;
-inline constexpr unsigned kDistTableBits = 10;
+inline constexpr unsigned kDistTableBits = 8;
 inline constexpr unsigned kPrecodeTableBits = 7;
 inline constexpr unsigned kLitlenTableSize = (1u << kLitlenTableBits) + 288 * (1u << (15 - kLitlenTableBits));
 inline constexpr unsigned kDistTableSize = (1u << kDistTableBits) + 32 * (1u << (15 - kDistTableBits));

@@ -1,9 +1,11 @@
-// GDeflate page decoder (scalar). It walks the stream in the reference's round order: in each round
-// every active lane decodes one symbol, in lane order, and refills right after its own step.
+// GDeflate page decoder. It walks the stream in the reference's round order: in each round every
+// active lane decodes one symbol, in lane order, and refills right after its own step. Ordinary data
+// rounds may run on AVX-512 (decoder_avx512.cc); everything else runs here.
 #include <array>
 #include <cstring>
 
 #include "decode_table.h"
+#include "decoder_rounds.h"
 #include "gdfs/gdeflate.h"
 #include "lane_reader.h"
 #include "tables.h"
@@ -34,27 +36,24 @@ void lz_copy(uint8_t* dst, uint32_t dist, uint32_t len) {
   }
 }
 
-struct Output {
-  uint8_t* data;
-  size_t size;
-  size_t pos;
-};
+constexpr size_t kTablesSize = kLitlenTableSize + kDistTableSize;
 
 }  // namespace
 
 struct Decompressor::Impl {
-  std::array<uint32_t, kLitlenTableSize> litlen;
-  std::array<uint32_t, kDistTableSize> dist;
+  std::array<uint32_t, kTablesSize> dynamic_tables;  // litlen, then distance (decoder_rounds.h)
+  std::array<uint32_t, kTablesSize> fixed_tables;
   std::array<uint32_t, kPrecodeTableSize> precode;
-  std::array<uint32_t, kLitlenTableSize> fixed_litlen;
-  std::array<uint32_t, kDistTableSize> fixed_dist;
+  std::array<uint8_t, kMaxPageBytes + kOutputSlack> scratch;  // SIMD output, with room for wide stores
+  bool simd;
 
-  Impl() { build_fixed_tables(); }
+  explicit Impl(DecodePath p) : simd(p != DecodePath::kScalar && avx512_usable()) { build_fixed_tables(); }
   void build_fixed_tables();
   Status decode(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_size);
+  Status decode_blocks(LaneReader& r, Output& o);
   Status stored_block(LaneReader& r, Output& o);
   Status read_dynamic_tables(LaneReader& r);
-  Status huffman_block(LaneReader& r, Output& o, const uint32_t* lt, const uint32_t* dt);
+  Status huffman_block(LaneReader& r, Output& o, const uint32_t* tables);
 };
 
 void Decompressor::Impl::build_fixed_tables() {
@@ -62,8 +61,9 @@ void Decompressor::Impl::build_fixed_tables() {
   for (unsigned s = 0; s < 288; ++s) ll[s] = s < 144 ? 8 : s < 256 ? 9 : s < 280 ? 7 : 8;
   std::array<uint8_t, 32> dl;
   dl.fill(5);
-  build_decode_table(ll.data(), 288, kLitlenSymEntries.data(), kLitlenTableBits, 15, fixed_litlen.data());
-  build_decode_table(dl.data(), 32, kDistSymEntries.data(), kDistTableBits, 15, fixed_dist.data());
+  uint32_t* t = fixed_tables.data();
+  build_decode_table(ll.data(), 288, kLitlenSymEntries.data(), kLitlenTableBits, 15, t);
+  build_decode_table(dl.data(), 32, kDistSymEntries.data(), kDistTableBits, 15, t + kLitlenTableSize);
 }
 
 // Stored block: a 16-bit LEN on lane 0 (no complement, no alignment), then byte k on lane k mod 32.
@@ -71,7 +71,9 @@ Status Decompressor::Impl::stored_block(LaneReader& r, Output& o) {
   const uint32_t len = static_cast<uint32_t>(r.buf[0] & 0xFFFF);
   r.consume(0, 16);
   if (len > o.size - o.pos) return Status::kSizeMismatch;
-  for (uint32_t k = 0; k < len; ++k) {
+  uint32_t remaining = len;
+  if (simd) avx512_stored(r, o, remaining);  // whole rounds, so the rest starts again at lane 0
+  for (uint32_t k = 0; k < remaining; ++k) {
     const unsigned lane = k & 31;
     o.data[o.pos++] = static_cast<uint8_t>(r.buf[lane]);
     r.consume(lane, 8);
@@ -110,7 +112,7 @@ Status Decompressor::Impl::read_dynamic_tables(LaneReader& r) {
     }
     if (sym == 16 && k == 0) return Status::kBadData;
     const uint8_t fill = sym == 16 ? lens[k - 1] : 0;
-    const unsigned rep = sym == 16 ? 3 + x : sym == 17 ? 3 + x : 11 + x;
+    const unsigned rep = sym == 18 ? 11 + x : 3 + x;
     if (rep > total - k) return Status::kBadData;
     for (unsigned i = 0; i < rep; ++i) lens[k++] = fill;
   }
@@ -120,76 +122,82 @@ Status Decompressor::Impl::read_dynamic_tables(LaneReader& r) {
   std::array<uint8_t, 32> dl{};
   std::memcpy(ll.data(), lens.data(), hlit);
   std::memcpy(dl.data(), lens.data() + hlit, hdist);
-  if (!build_decode_table(ll.data(), 288, kLitlenSymEntries.data(), kLitlenTableBits, 15, litlen.data()) ||
-      !build_decode_table(dl.data(), 32, kDistSymEntries.data(), kDistTableBits, 15, dist.data()))
+  uint32_t* t = dynamic_tables.data();
+  if (!build_decode_table(ll.data(), 288, kLitlenSymEntries.data(), kLitlenTableBits, 15, t) ||
+      !build_decode_table(dl.data(), 32, kDistSymEntries.data(), kDistTableBits, 15, t + kLitlenTableSize))
     return Status::kBadData;
   return Status::kOk;
 }
 
-// Huffman-coded data rounds (CLARIFICATIONS.md §6-7). A lane that decodes a length reserves the output
-// space at once and decodes the distance on the next round; end of block lets owed distances finish.
-Status Decompressor::Impl::huffman_block(LaneReader& r, Output& o, const uint32_t* lt, const uint32_t* dt) {
-  std::array<uint32_t, 32> mlen, mpos;
-  uint32_t pending = 0;  // lanes owing a distance
+namespace {
 
-  auto finish_match = [&](unsigned lane) -> Status {
-    const uint64_t bits = r.buf[lane];
-    const uint32_t e = lookup(dt, kDistTableBits, bits);
-    if (e & kEntryBad) return Status::kBadData;
-    const uint32_t dist = entry_value(e) + extra_value(e, bits);
-    r.consume(lane, entry_codelen(e) + entry_extra(e));
-    if (dist > mpos[lane]) return Status::kBadData;  // reaches before the page start
-    lz_copy(o.data + mpos[lane], dist, mlen[lane]);
-    return Status::kOk;
-  };
+// Decodes the distance lane `lane` owes and performs its copy.
+Status finish_match(LaneReader& r, Output& o, OwedMatches& m, const uint32_t* dt, unsigned lane) {
+  const uint64_t bits = r.buf[lane];
+  const uint32_t e = lookup(dt, kDistTableBits, bits);
+  if (e & kEntryBad) return Status::kBadData;
+  const uint32_t dist = entry_value(e) + extra_value(e, bits);
+  r.consume(lane, entry_codelen(e) + entry_extra(e));
+  if (dist > m.pos[lane]) return Status::kBadData;  // reaches before the page start
+  lz_copy(o.data + m.pos[lane], dist, m.len[lane]);
+  return Status::kOk;
+}
 
-  for (;;) {
-    bool eob = false;
-    for (unsigned lane = 0; lane < 32; ++lane) {
-      if (pending & (1u << lane)) {
-        pending &= ~(1u << lane);
-        if (Status s = finish_match(lane); s != Status::kOk) return s;
-        continue;
-      }
-      if (eob) continue;
-      const uint64_t bits = r.buf[lane];
-      const uint32_t e = lookup(lt, kLitlenTableBits, bits);
-      if (e & kEntryLiteral) {
-        if (o.pos == o.size) return Status::kSizeMismatch;
-        o.data[o.pos++] = static_cast<uint8_t>(entry_value(e));
-        r.consume(lane, entry_codelen(e));
-      } else if (!(e & kEntrySpecial)) {
-        const uint32_t len = entry_value(e) + extra_value(e, bits);
-        r.consume(lane, entry_codelen(e) + entry_extra(e));
-        if (len > o.size - o.pos) return Status::kSizeMismatch;
-        mlen[lane] = len;
-        mpos[lane] = static_cast<uint32_t>(o.pos);
-        o.pos += len;
-        pending |= 1u << lane;
-      } else if (e & kEntryEob) {
-        r.consume(lane, entry_codelen(e));
-        eob = true;
-      } else {
-        return Status::kBadData;  // unused code word, or symbol 286/287
-      }
-    }
-    if (r.overrun) return Status::kBadData;
-    if (eob) break;
-  }
-  // Lanes before the end-of-block lane that decoded a length in its round get one more round.
+// One data round on the scalar path (CLARIFICATIONS.md §6-7). A lane that decodes a length reserves
+// its output at once and decodes the distance on the next round; after end of block only owed
+// distances are decoded. Sets `eob` when this round held the end-of-block symbol.
+Status scalar_round(LaneReader& r, Output& o, OwedMatches& m, const uint32_t* tables, bool& eob) {
+  const uint32_t* dt = tables + kLitlenTableSize;
+  const uint32_t owed = m.pending;
+  m.pending = 0;
   for (unsigned lane = 0; lane < 32; ++lane) {
-    if (!(pending & (1u << lane))) continue;
-    if (Status s = finish_match(lane); s != Status::kOk) return s;
+    if (owed & (1u << lane)) {
+      if (Status s = finish_match(r, o, m, dt, lane); s != Status::kOk) return s;
+      continue;
+    }
+    if (eob) continue;
+    const uint64_t bits = r.buf[lane];
+    const uint32_t e = lookup(tables, kLitlenTableBits, bits);
+    if (e & kEntryLiteral) {
+      if (o.pos == o.size) return Status::kSizeMismatch;
+      o.data[o.pos++] = static_cast<uint8_t>(entry_value(e));
+      r.consume(lane, entry_codelen(e));
+    } else if (!(e & kEntrySpecial)) {
+      const uint32_t len = entry_value(e) + extra_value(e, bits);
+      r.consume(lane, entry_codelen(e) + entry_extra(e));
+      if (len > o.size - o.pos) return Status::kSizeMismatch;
+      m.len[lane] = len;
+      m.pos[lane] = static_cast<uint32_t>(o.pos);
+      o.pos += len;
+      m.pending |= 1u << lane;
+    } else if (e & kEntryEob) {
+      r.consume(lane, entry_codelen(e));
+      eob = true;
+    } else {
+      return Status::kBadData;  // unused code word, or symbol 286/287
+    }
   }
   return r.overrun ? Status::kBadData : Status::kOk;
 }
 
-Status Decompressor::Impl::decode(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_size) {
-  if (out_size > kMaxPageBytes) return Status::kSizeMismatch;
-  if (in_size % 4 != 0 || in_size < 4 * kLanes) return Status::kBadData;
-  LaneReader r;
-  r.init(in, in_size / 4);
-  Output o{out, out_size, 0};
+}  // namespace
+
+Status Decompressor::Impl::huffman_block(LaneReader& r, Output& o, const uint32_t* tables) {
+  OwedMatches m;
+  bool eob = false;
+  while (!eob) {
+    if (simd) avx512_rounds(r, o, m, tables);
+    if (Status s = scalar_round(r, o, m, tables, eob); s != Status::kOk) return s;
+  }
+  // Lanes before the end-of-block lane that decoded a length in its round get one more round.
+  for (uint32_t p = m.pending; p; p &= p - 1) {
+    if (Status s = finish_match(r, o, m, tables + kLitlenTableSize, __builtin_ctz(p)); s != Status::kOk)
+      return s;
+  }
+  return r.overrun ? Status::kBadData : Status::kOk;
+}
+
+Status Decompressor::Impl::decode_blocks(LaneReader& r, Output& o) {
   bool final_block = false;
   while (!final_block) {
     const uint32_t hdr = static_cast<uint32_t>(r.buf[0] & 7);
@@ -199,20 +207,32 @@ Status Decompressor::Impl::decode(const uint8_t* in, size_t in_size, uint8_t* ou
     Status s = Status::kBadData;
     switch (hdr >> 1) {
       case 0: s = stored_block(r, o); break;
-      case 1: s = huffman_block(r, o, fixed_litlen.data(), fixed_dist.data()); break;
+      case 1: s = huffman_block(r, o, fixed_tables.data()); break;
       case 2:
         s = read_dynamic_tables(r);
-        if (s == Status::kOk) s = huffman_block(r, o, litlen.data(), dist.data());
+        if (s == Status::kOk) s = huffman_block(r, o, dynamic_tables.data());
         break;
       default: break;  // BTYPE 3 is reserved
     }
     if (s != Status::kOk) return s;
   }
   if (r.next != r.nwords) return Status::kBadData;  // trailing words: see docs/GDEFLATE.md
-  return o.pos == out_size ? Status::kOk : Status::kSizeMismatch;
+  return o.pos == o.size ? Status::kOk : Status::kSizeMismatch;
 }
 
-Decompressor::Decompressor() : impl_(std::make_unique<Impl>()) {}
+Status Decompressor::Impl::decode(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_size) {
+  if (out_size > kMaxPageBytes) return Status::kSizeMismatch;
+  if (in_size % 4 != 0 || in_size < 4 * kLanes) return Status::kBadData;
+  LaneReader r;
+  r.init(in, in_size / 4);
+  // The SIMD path stores 16 bytes at a time, so it decodes into our scratch page, which has slack.
+  Output o{simd ? scratch.data() : out, out_size, 0};
+  const Status s = decode_blocks(r, o);
+  if (s == Status::kOk && simd) std::memcpy(out, scratch.data(), out_size);
+  return s;
+}
+
+Decompressor::Decompressor(DecodePath path) : impl_(std::make_unique<Impl>(path)) {}
 Decompressor::~Decompressor() = default;
 Decompressor::Decompressor(Decompressor&&) noexcept = default;
 Decompressor& Decompressor::operator=(Decompressor&&) noexcept = default;
@@ -220,5 +240,7 @@ Decompressor& Decompressor::operator=(Decompressor&&) noexcept = default;
 Status Decompressor::decompress(const void* in, size_t in_size, void* out, size_t out_size) {
   return impl_->decode(static_cast<const uint8_t*>(in), in_size, static_cast<uint8_t*>(out), out_size);
 }
+
+DecodePath Decompressor::path() const { return impl_->simd ? DecodePath::kAvx512 : DecodePath::kScalar; }
 
 }  // namespace gdfs::gdeflate

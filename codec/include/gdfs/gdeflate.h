@@ -46,9 +46,13 @@ class Compressor {
   std::unique_ptr<Impl> impl_;
 };
 
+// Which decoder implementation runs. Both give identical output and status on every input; kAuto
+// picks AVX-512 when the CPU has it (checked at run time) and the portable scalar code otherwise.
+enum class DecodePath : uint8_t { kAuto, kScalar, kAvx512 };
+
 class Decompressor {
  public:
-  Decompressor();
+  explicit Decompressor(DecodePath path = DecodePath::kAuto);  // kAvx512 without CPU support -> scalar
   ~Decompressor();
   Decompressor(Decompressor&&) noexcept;
   Decompressor& operator=(Decompressor&&) noexcept;
@@ -57,6 +61,7 @@ class Decompressor {
   // outside [in, in+in_size) nor writes outside [out, out+out_size). Every input word must be consumed:
   // trailing words are kBadData (see docs/GDEFLATE.md for why).
   Status decompress(const void* in, size_t in_size, void* out, size_t out_size);
+  DecodePath path() const;  // the implementation actually in use (never kAuto)
 
  private:
   struct Impl;

@@ -39,9 +39,9 @@ class ContainerError : public std::runtime_error {
 };
 
 struct TileSpan {
-  uint64_t offset;      // of the compressed tile, from the start of the container
-  uint32_t size;        // compressed bytes
-  uint32_t raw_size;    // uncompressed bytes: 65536, except possibly for the last tile
+  uint64_t offset;    // of the compressed tile, from the start of the container
+  uint32_t size;      // compressed bytes
+  uint32_t raw_size;  // uncompressed bytes: 65536, except possibly for the last tile
 };
 
 struct ContainerInfo {

@@ -1,0 +1,21 @@
+# Shared helpers for scripts/*: sourced, not run.
+
+# Installs the Debian packages in "$@" that are missing (apt-get update first, once).
+ensure_packages() {
+  local missing=()
+  for p in "$@"; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "installing: ${missing[*]}" >&2
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+# Build dependencies of the default (CPU) build, its tests and its tools.
+GDFS_BUILD_PACKAGES=(cmake g++ make pkg-config libcli11-dev libgtest-dev libdeflate-dev zlib1g-dev
+                     libxxhash-dev nlohmann-json3-dev)
+
+jobs() { nproc 2>/dev/null || echo 2; }
