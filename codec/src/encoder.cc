@@ -93,7 +93,7 @@ size_t Compressor::Impl::compress(const uint8_t* in, size_t n, uint8_t* out, siz
                  b.byte_end - b.byte_begin, type == BlockType::kFixed ? fixed : dynamic, final_block);
     }
   }
-  if (level == 0 || n == 0 || writer.size_bytes() > stored) {
+  if (level == 0 || n == 0 || writer.overflow() || writer.size_bytes() > stored) {
     writer.reset();
     emit_stored(writer, in, n, true);
   }

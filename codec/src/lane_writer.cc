@@ -6,11 +6,12 @@ namespace gdfs::gdeflate {
 
 void LaneWriter::reset() {
   order_.clear();
-  order_.reserve(17000);
+  order_.reserve(32 * 1024);
+  overflow_ = false;
   for (unsigned i = 0; i < 32; ++i) {
     lanes_[i].acc = 0;
     lanes_[i].acc_bits = 0;
-    lanes_[i].words.clear();
+    lanes_[i].nwords = 0;
     avail_[i] = 32;  // the first round loads word i into lane i
     consumed_[i] = 0;
     order_.push_back(static_cast<uint8_t>(i));
@@ -19,15 +20,16 @@ void LaneWriter::reset() {
 
 size_t LaneWriter::finish(uint8_t* out, size_t cap) {
   const size_t bytes = size_bytes();
-  if (bytes > cap) return 0;
+  if (bytes > cap || overflow_) return 0;
   std::array<size_t, 32> next{};
   for (size_t i = 0; i < order_.size(); ++i) {
-    const Lane& l = lanes_[order_[i]];
-    const size_t k = next[order_[i]]++;
+    const unsigned lane = order_[i];
+    const Lane& l = lanes_[lane];
+    const size_t k = next[lane]++;
     uint32_t w = 0;  // words past a lane's last bit are zero (CLARIFICATIONS.md §8)
-    if (k < l.words.size()) {
-      w = l.words[k];
-    } else if (k == l.words.size()) {
+    if (k < l.nwords) {
+      w = words_[lane * kLaneCap + k];
+    } else if (k == l.nwords) {
       w = static_cast<uint32_t>(l.acc);
     }
     out[4 * i + 0] = static_cast<uint8_t>(w);

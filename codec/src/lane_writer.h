@@ -14,7 +14,7 @@ namespace gdfs::gdeflate {
 
 class LaneWriter {
  public:
-  LaneWriter() { reset(); }
+  LaneWriter() : words_(32 * kLaneCap) { reset(); }
   void reset();
 
   // One decode step of `n` bits (0 < n <= 32) on `lane`: the code, then its extra bits.
@@ -23,7 +23,11 @@ class LaneWriter {
     l.acc |= static_cast<uint64_t>(bits) << l.acc_bits;
     l.acc_bits += n;
     if (l.acc_bits >= 32) {
-      l.words.push_back(static_cast<uint32_t>(l.acc));
+      if (l.nwords < kLaneCap) {
+        words_[lane * kLaneCap + l.nwords++] = static_cast<uint32_t>(l.acc);
+      } else {
+        overflow_ = true;  // far beyond any page we would keep; the caller falls back to stored
+      }
       l.acc >>= 32;
       l.acc_bits -= 32;
     }
@@ -35,6 +39,9 @@ class LaneWriter {
     }
   }
 
+  // True if a lane outgrew kLaneCap words; the page is then unusable (and far above stored size).
+  bool overflow() const { return overflow_; }
+
   // Page size so far, including the words the decoder's refills will have loaded.
   size_t size_bytes() const { return 4 * order_.size(); }
   const std::array<uint32_t, 32>& consumed_bits() const { return consumed_; }
@@ -43,12 +50,16 @@ class LaneWriter {
   size_t finish(uint8_t* out, size_t cap);
 
  private:
+  // A stored 64 KiB page needs 514 words in lane 0; a Huffman page worth keeping needs fewer.
+  static constexpr size_t kLaneCap = 2048;
   struct Lane {
     uint64_t acc;
     unsigned acc_bits;
-    std::vector<uint32_t> words;
+    size_t nwords;
   };
+  std::vector<uint32_t> words_;  // lane l's words at [l * kLaneCap, l * kLaneCap + nwords)
   std::array<Lane, 32> lanes_;
+  bool overflow_;
   std::array<int, 32> avail_;  // bits the decoder holds in each lane after its last refill
   std::array<uint32_t, 32> consumed_;
   std::vector<uint8_t> order_;  // lane of each word, in stream order
