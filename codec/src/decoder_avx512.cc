@@ -54,23 +54,32 @@ GDFS_AVX512 inline __m512i low_bits(__m512i x, __m512i n) {
   return _mm512_and_si512(x, _mm512_sub_epi32(_mm512_sllv_epi32(one, n), one));
 }
 
-// Match copy that may write up to 31 bytes past dst+len (the output has kOutputSlack spare bytes).
-// Callers order their writes so that whatever those extra bytes cover is rewritten afterwards.
-GDFS_AVX512 inline void copy_match_wide(uint8_t* dst, uint32_t dist, uint32_t len) {
+// Exact match copy: masked stores end the copy at dst+len, so the bytes after it (literals of higher
+// lanes, already final) are never touched and writes need no particular order. Loads may read up to
+// 31 bytes past the source, which stays inside the output page plus its slack.
+GDFS_AVX512 inline void copy_match(uint8_t* dst, uint32_t dist, uint32_t len) {
   const uint8_t* src = dst - dist;
   if (dist >= 32) {
-    for (uint32_t i = 0; i < len; i += 32)
+    uint32_t i = 0;
+    for (; i + 32 <= len; i += 32)
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i),
                           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i)));
+    if (i < len)
+      _mm256_mask_storeu_epi8(dst + i, _bzhi_u32(~0u, len - i),
+                              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i)));
+  } else if (dist == 1) {
+    const __m256i v = _mm256_set1_epi8(static_cast<char>(*src));
+    uint32_t i = 0;
+    for (; i + 32 <= len; i += 32) _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), v);
+    if (i < len) _mm256_mask_storeu_epi8(dst + i, _bzhi_u32(~0u, len - i), v);
   } else if (dist >= 8) {
-    for (uint32_t i = 0; i < len; i += 8) {
+    uint32_t i = 0;
+    for (; i + 8 <= len; i += 8) {
       uint64_t v;
       std::memcpy(&v, src + i, 8);
       std::memcpy(dst + i, &v, 8);
     }
-  } else if (dist == 1) {
-    const __m256i v = _mm256_set1_epi8(static_cast<char>(*src));
-    for (uint32_t i = 0; i < len; i += 32) _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), v);
+    for (; i < len; ++i) dst[i] = src[i];
   } else {
     for (uint32_t i = 0; i < len; ++i) dst[i] = src[i];
   }
@@ -109,18 +118,6 @@ GDFS_AVX512 inline bool lookup_round(const __m512i* lo, uint32_t pending, const 
   }
   return true;
 }
-
-// Literals of a round that also started matches. Their bytes are written only when the matches are
-// copied, in lane order, so a wide copy's overrun is always rewritten by the lanes after it.
-struct Deferred {
-  uint32_t lits = 0;
-  alignas(64) uint32_t pos[32];
-  alignas(64) uint32_t val[32];
-  void flush(uint8_t* out) {
-    for (uint32_t b = lits; b; b &= b - 1) out[pos[__builtin_ctz(b)]] = static_cast<uint8_t>(val[__builtin_ctz(b)]);
-    lits = 0;
-  }
-};
 
 struct VecLanes {
   __m512i lo[2], hi[2], cnt[2];
@@ -172,13 +169,12 @@ GDFS_AVX512 inline void consume_refill(VecLanes& v, const __m512i* total, const 
 }  // namespace
 
 GDFS_AVX512 void avx512_rounds(LaneReader& r, Output& o, OwedMatches& m, const uint32_t* tables) {
-  alignas(64) uint32_t dist_s[32];
+  alignas(64) uint32_t dist_s[32], pos_s[32], val_s[32];
   VecLanes v;
   load_lanes(r, v);
   const __m512i k32 = _mm512_set1_epi32(32);
   size_t next = r.next, opos = o.pos;
   uint32_t pending = m.pending;
-  Deferred def;
   Round rd;
   while (lookup_round(v.lo, pending, tables, rd)) {
     const uint32_t sum0 = static_cast<uint32_t>(_mm512_reduce_add_epi32(rd.outlen[0]));
@@ -194,20 +190,15 @@ GDFS_AVX512 void avx512_rounds(LaneReader& r, Output& o, OwedMatches& m, const u
     }
     if (bad_dist || next + _mm_popcnt_u32(refill[0]) + _mm_popcnt_u32(refill[1]) > r.nwords) break;
 
-    // Commit. First the previous round's output, in lane order: its deferred literals and the copies
-    // of the matches it started (a copy may read what a lower lane wrote).
+    // Commit: the copies owed from the previous round (in lane order: a copy may read what a lower
+    // lane's copy writes), then this round's literals and match reservations.
     if (pending) {
       _mm512_store_si512(dist_s, rd.val[0]);
       _mm512_store_si512(dist_s + 16, rd.val[1]);
-      for (uint32_t b = pending | def.lits; b; b &= b - 1) {
+      for (uint32_t b = pending; b; b &= b - 1) {
         const unsigned l = __builtin_ctz(b);
-        if (pending & (1u << l)) {
-          copy_match_wide(o.data + m.pos[l], dist_s[l], m.len[l]);
-        } else {
-          o.data[def.pos[l]] = static_cast<uint8_t>(def.val[l]);
-        }
+        copy_match(o.data + m.pos[l], dist_s[l], m.len[l]);
       }
-      def.lits = 0;
     }
     if (!(rd.len[0] | rd.len[1])) {
       // Only literals start here, so they are contiguous: compress them into place.
@@ -222,11 +213,14 @@ GDFS_AVX512 void avx512_rounds(LaneReader& r, Output& o, OwedMatches& m, const u
       const __m512i pos0 = _mm512_add_epi32(_mm512_sub_epi32(prefix_sum16(rd.outlen[0]), rd.outlen[0]), base);
       const __m512i pos1 = _mm512_add_epi32(_mm512_sub_epi32(prefix_sum16(rd.outlen[1]), rd.outlen[1]),
                                             _mm512_add_epi32(base, _mm512_set1_epi32(static_cast<int>(sum0))));
-      _mm512_store_si512(def.pos, pos0);
-      _mm512_store_si512(def.pos + 16, pos1);
-      _mm512_store_si512(def.val, rd.val[0]);
-      _mm512_store_si512(def.val + 16, rd.val[1]);
-      def.lits = rd.lit[0] | (uint32_t{rd.lit[1]} << 16);
+      _mm512_store_si512(pos_s, pos0);
+      _mm512_store_si512(pos_s + 16, pos1);
+      _mm512_store_si512(val_s, rd.val[0]);
+      _mm512_store_si512(val_s + 16, rd.val[1]);
+      for (uint32_t b = rd.lit[0] | (uint32_t{rd.lit[1]} << 16); b; b &= b - 1) {
+        const unsigned l = __builtin_ctz(b);
+        o.data[pos_s[l]] = static_cast<uint8_t>(val_s[l]);
+      }
       _mm512_mask_storeu_epi32(m.pos.data(), rd.len[0], pos0);
       _mm512_mask_storeu_epi32(m.pos.data() + 16, rd.len[1], pos1);
       _mm512_mask_storeu_epi32(m.len.data(), rd.len[0], rd.val[0]);
@@ -236,8 +230,6 @@ GDFS_AVX512 void avx512_rounds(LaneReader& r, Output& o, OwedMatches& m, const u
     opos += sum0 + sum1;
     consume_refill(v, rd.total, newcnt, refill, r.in, next);
   }
-  // The scalar code copies exactly and expects every literal written: hand it a clean state.
-  def.flush(o.data);
   store_lanes(v, r);
   r.next = next;
   m.pending = pending;
