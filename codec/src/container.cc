@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <exception>
 #include <limits>
 #include <mutex>
@@ -31,6 +32,12 @@ void store_u32(uint8_t* p, uint32_t v) {
 
 std::string str(uint64_t v) {
   return std::to_string(v);
+}
+
+std::string hex(uint8_t v) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "0x%02X", v);
+  return buf;
 }
 
 // Runs job(state, tile) for every tile on up to `threads` workers, each with its own state from make().
@@ -103,7 +110,7 @@ Header parse_header(std::span<const uint8_t> file) {
   if (file.size() < kContainerHeaderBytes)
     fail(str(file.size()) + " bytes is shorter than the 8-byte header");
   if (file[0] != kContainerId) fail("id is " + str(file[0]) + ", expected 4 (GDeflate)");
-  if (file[1] != (kContainerId ^ 0xFF)) fail("magic is " + str(file[1]) + ", expected 251 (id ^ 0xFF)");
+  if (file[1] != (kContainerId ^ 0xFF)) fail("magic is " + hex(file[1]) + ", expected 0xFB (id ^ 0xFF)");
   const uint32_t word = load_u32(&file[4]);
   const uint32_t size_idx = word & 3;
   const uint32_t last = (word >> 2) & ((1u << kLastTileBits) - 1);
@@ -122,6 +129,7 @@ void parse_tiles(std::span<const uint8_t> file, ContainerInfo& info) {
   const uint64_t data_size = file.size() - info.data_offset;
   auto entry = [&](uint32_t i) { return load_u32(&file[kContainerHeaderBytes + 4 * i]); };
   uint64_t prev = 0;
+  info.tiles.reserve(n);
   for (uint32_t i = 0; i < n; ++i) {
     const uint64_t start = i == 0 ? 0 : entry(i);
     if (i > 0 && start <= prev)

@@ -1,0 +1,23 @@
+// `gdeflate bench`: our page codec against stock libdeflate raw DEFLATE on the same 64 KiB pages.
+#pragma once
+
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gdfs::tools {
+
+struct BenchOptions {
+  std::vector<int> levels;         // each 0..12
+  std::vector<std::string> files;  // "-" is the input stream
+  double min_seconds = 1.0;        // each timing repeats whole passes until this much time has passed
+};
+
+// Parses "6", "1,6,9,12" or "all"; nullopt when malformed or out of 0..12.
+std::optional<std::vector<int>> parse_levels(const std::string& text);
+
+// Verifies every page's round trip before timing. Throws on I/O errors and on a failed round trip.
+void run_bench(const BenchOptions& options, std::istream& in, std::ostream& out);
+
+}  // namespace gdfs::tools
