@@ -1,0 +1,42 @@
+// libFuzzer harness for the page decoder. Input: a 3-byte little-endian expected output size (its low
+// 17 bits; values above 64 KiB + 1 wrap to 16 bits, so "one too many" stays reachable), then the page.
+// Both decoder implementations run on every input. Each must return a status and stay inside the
+// exact-size buffers it is given (ASan checks that); they must agree on the status, and on the bytes
+// when it is kOk (the API promises both).
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "gdfs/gdeflate.h"
+
+namespace {
+
+namespace gg = gdfs::gdeflate;
+
+bool valid(gg::Status s) {
+  return s == gg::Status::kOk || s == gg::Status::kBadData || s == gg::Status::kSizeMismatch;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 3) return 0;
+  const uint32_t prefix = data[0] | data[1] << 8 | (data[2] & 1u) << 16;
+  const size_t out_size = prefix <= gg::kMaxPageBytes + 1 ? prefix : prefix & 0xFFFF;
+  const size_t in_size = size - 3;
+  // Exact-size heap copies: an overread of the page or an overrun of the output is caught at once.
+  std::unique_ptr<uint8_t[]> in(new uint8_t[in_size]);
+  if (in_size) std::memcpy(in.get(), data + 3, in_size);
+  std::unique_ptr<uint8_t[]> out_scalar(new uint8_t[out_size]), out_simd(new uint8_t[out_size]);
+
+  // Reused across inputs: state left by earlier (failed) decodes must not matter.
+  static gg::Decompressor scalar(gg::DecodePath::kScalar), simd(gg::DecodePath::kAvx512);
+  const gg::Status s = scalar.decompress(in.get(), in_size, out_scalar.get(), out_size);
+  const gg::Status t = simd.decompress(in.get(), in_size, out_simd.get(), out_size);
+  if (!valid(s) || !valid(t) || s != t) std::abort();
+  if (s == gg::Status::kOk && out_size && std::memcmp(out_scalar.get(), out_simd.get(), out_size) != 0) {
+    std::abort();
+  }
+  return 0;
+}

@@ -1,0 +1,144 @@
+// Small helpers shared by the codec unit tests: exact-size heap buffers (so ASan sees any overrun),
+// file reading, the reference-vector manifest, and a seeded PRNG for reproducible "random" data.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <ostream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "gdfs/gdeflate.h"
+
+namespace gdfs::gdeflate {
+// Lets GoogleTest print "bad data" instead of "1-byte object <01>".
+inline void PrintTo(Status s, std::ostream* os) {
+  *os << status_name(s);
+}
+}  // namespace gdfs::gdeflate
+
+namespace gdfs::test {
+
+using Bytes = std::vector<uint8_t>;
+
+// A heap block of exactly `n` bytes. Unlike an empty std::vector, data() is never null, and ASan
+// reports a read or write even one byte past the end.
+class ExactBuf {
+ public:
+  explicit ExactBuf(size_t n) : size_(n), p_(new uint8_t[n]) {}
+  ExactBuf(const uint8_t* src, size_t n) : ExactBuf(n) { std::copy(src, src + n, p_.get()); }
+  explicit ExactBuf(const Bytes& b) : ExactBuf(b.data(), b.size()) {}
+  uint8_t* data() { return p_.get(); }
+  const uint8_t* data() const { return p_.get(); }
+  size_t size() const { return size_; }
+  Bytes bytes() const { return Bytes(p_.get(), p_.get() + size_); }
+
+ private:
+  size_t size_;
+  std::unique_ptr<uint8_t[]> p_;
+};
+
+inline bool read_file(const std::string& path, Bytes* out) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return false;
+  out->assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  return true;
+}
+
+// The vector directory: $GDFS_VECTORS_DIR wins over the path CMake compiled in.
+inline std::string vectors_dir() {
+  if (const char* env = std::getenv("GDFS_VECTORS_DIR"); env && *env) return env;
+  return GDFS_VECTORS_DIR;
+}
+
+struct VectorCase {
+  std::string name;
+  int level = 0;
+  size_t raw_bytes = 0;
+  size_t gdf_bytes = 0;
+  uint32_t crc32 = 0;
+  std::string raw_path() const { return vectors_dir() + "/" + name + ".raw"; }
+  std::string gdf_path() const { return vectors_dir() + "/" + name + ".L" + std::to_string(level) + ".gdf"; }
+};
+
+// Parses MANIFEST.tsv (header line, then name, level, raw_bytes, gdf_bytes, crc32 hex, source).
+inline std::vector<VectorCase> read_manifest(const std::string& path) {
+  std::vector<VectorCase> cases;
+  std::ifstream f(path);
+  std::string line;
+  std::getline(f, line);  // header
+  while (std::getline(f, line)) {
+    if (line.empty()) continue;
+    std::istringstream fields(line);
+    VectorCase c;
+    std::string level, raw, gdf, crc;
+    std::getline(fields, c.name, '\t');
+    std::getline(fields, level, '\t');
+    std::getline(fields, raw, '\t');
+    std::getline(fields, gdf, '\t');
+    std::getline(fields, crc, '\t');
+    c.level = std::stoi(level);
+    c.raw_bytes = std::stoul(raw);
+    c.gdf_bytes = std::stoul(gdf);
+    c.crc32 = static_cast<uint32_t>(std::stoul(crc, nullptr, 16));
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+inline Bytes random_bytes(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Bytes b(n);
+  for (auto& x : b) x = static_cast<uint8_t>(rng() >> 56);
+  return b;
+}
+
+// Both decoder implementations; kAvx512 quietly means scalar on a CPU without AVX-512.
+inline constexpr gdeflate::DecodePath kPaths[] = {gdeflate::DecodePath::kScalar,
+                                                  gdeflate::DecodePath::kAvx512};
+
+inline const char* path_name(gdeflate::DecodePath p) {
+  return p == gdeflate::DecodePath::kScalar   ? "scalar"
+         : p == gdeflate::DecodePath::kAvx512 ? "avx512"
+                                              : "auto";
+}
+
+// Decodes `page` into exactly `out_size` bytes; `status` receives the codec's verdict.
+inline Bytes decode(const Bytes& page, size_t out_size, gdeflate::Status* status,
+                    gdeflate::DecodePath path = gdeflate::DecodePath::kAuto) {
+  ExactBuf in(page), out(out_size);
+  gdeflate::Decompressor d(path);
+  *status = d.decompress(in.data(), in.size(), out.data(), out.size());
+  return out.bytes();
+}
+
+// Decodes with both implementations and checks they agree (status always, bytes when kOk), as the
+// API promises. Returns the scalar result.
+inline Bytes decode_both(const Bytes& page, size_t out_size, gdeflate::Status* status) {
+  gdeflate::Status simd_status;
+  Bytes out = decode(page, out_size, status, gdeflate::DecodePath::kScalar);
+  const Bytes simd = decode(page, out_size, &simd_status, gdeflate::DecodePath::kAvx512);
+  EXPECT_EQ(*status, simd_status) << "scalar and AVX-512 decoders disagree";
+  if (*status == gdeflate::Status::kOk && simd_status == gdeflate::Status::kOk) {
+    EXPECT_TRUE(out == simd) << "scalar and AVX-512 decoders produce different bytes";
+  }
+  return out;
+}
+
+// Compresses into a compress_bound() buffer and returns exactly the page.
+inline Bytes encode(gdeflate::Compressor& c, const Bytes& raw) {
+  ExactBuf in(raw), out(gdeflate::compress_bound(raw.size()));
+  const size_t n = c.compress(in.data(), in.size(), out.data(), out.size());
+  return Bytes(out.data(), out.data() + n);
+}
+
+}  // namespace gdfs::test
