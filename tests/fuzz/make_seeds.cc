@@ -1,6 +1,8 @@
 // Builds the seed corpora from the reference vectors: fuzz_decode seeds are each .gdf page behind the
 // 3-byte expected-size prefix that harness reads; fuzz_roundtrip seeds are each .raw file behind a
-// level byte. Usage: make_seeds VECTORS_DIR OUT_DIR (writes OUT_DIR/fuzz_decode, OUT_DIR/fuzz_roundtrip).
+// level byte (plus a 2 KiB cut of each, so the round-trip fuzzer, slow on whole pages, gets going);
+// fuzz_container seeds are the tilestream examples. Usage: make_seeds VECTORS_DIR OUT_DIR (writes
+// OUT_DIR/fuzz_decode, OUT_DIR/fuzz_roundtrip, OUT_DIR/fuzz_container).
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -36,6 +38,11 @@ int main(int argc, char** argv) {
   }
   fs::create_directories(out / "fuzz_decode");
   fs::create_directories(out / "fuzz_roundtrip");
+  fs::create_directories(out / "fuzz_container");
+  for (const auto& e : fs::directory_iterator(vectors / "tilestream")) {
+    if (e.path().extension() == ".gdeflate")
+      write(out / "fuzz_container" / e.path().filename(), {}, slurp(e.path()));
+  }
   std::string line;
   std::getline(manifest, line);  // header
   int n = 0;
@@ -51,8 +58,12 @@ int main(int argc, char** argv) {
     const Bytes size_prefix = {static_cast<char>(size & 0xFF), static_cast<char>(size >> 8 & 0xFF),
                                static_cast<char>(size >> 16 & 0xFF)};
     write(out / "fuzz_decode" / gdf, size_prefix, slurp(vectors / gdf));
-    write(out / "fuzz_roundtrip" / (name + ".L" + level), {static_cast<char>(std::stoi(level))},
-          slurp(vectors / (name + ".raw")));
+    const Bytes raw = slurp(vectors / (name + ".raw"));
+    const Bytes level_byte = {static_cast<char>(std::stoi(level))};
+    write(out / "fuzz_roundtrip" / (name + ".L" + level), level_byte, raw);
+    if (raw.size() > 2048)
+      write(out / "fuzz_roundtrip" / (name + ".L" + level + ".2k"), level_byte,
+            Bytes(raw.begin(), raw.begin() + 2048));
     ++n;
   }
   std::printf("make_seeds: %d seeds per fuzzer in %s\n", n, out.c_str());
