@@ -1,0 +1,32 @@
+// Bit-cost model for near-optimal parsing: what each literal, length and distance would cost if the page
+// were coded with the Huffman codes that a given token stream's statistics produce.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "../tokens.h"
+
+namespace gdfs::gdeflate::lz {
+
+class CostModel {
+ public:
+  // Costs are in 1/kScale bits so that symbols the statistics never saw can get fractional defaults.
+  static constexpr uint32_t kScale = 8;
+  static constexpr uint32_t kLongestPriced = 258;  // all longer lengths share symbol 285 and its cost
+
+  // Prices every symbol from the Huffman code lengths that the tokens' own frequencies give.
+  void fit(const Token* tokens, size_t count);
+
+  uint32_t literal(uint8_t b) const { return lit_[b]; }
+  uint32_t length(uint32_t len) const { return len_[len < kLongestPriced ? len : kLongestPriced]; }
+  // Cost of the distance slot, extra bits included.
+  uint32_t distance(uint32_t dist) const;
+
+ private:
+  uint32_t lit_[256];
+  uint32_t len_[kLongestPriced + 1];
+  uint32_t dist_[32];
+};
+
+}  // namespace gdfs::gdeflate::lz

@@ -1,0 +1,97 @@
+// Hash-chain match finder for the greedy and lazy levels.
+//
+// Positions are hashed on 4 bytes; each bucket heads a singly linked chain through prev_[], newest first.
+// A page is at most 64 KiB, so every inserted position fits in 16 bits; slots hold pos + 1 so that 0 can
+// mean "empty" and the tables stay small (cheap to clear per page, friendly to L1/L2). Because the window
+// is the whole page, no distance check is needed: every earlier position is in reach (pos <= 65532).
+//
+// A separate one-entry table on 3-byte hashes supplies length-3 matches, which the 4-byte chains cannot
+// see; they only pay off at short distances, so the caller gives a distance limit (0 = off). It is only
+// updated at searched positions, not at the bytes a match covers: that keeps almost all of its gain at
+// a fraction of the per-byte cost, which dominates these levels' run time.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "lz_util.h"
+
+namespace gdfs::gdeflate::lz {
+
+struct Match {
+  uint32_t len;
+  uint32_t dist;
+};
+
+class HashChainMF {
+ public:
+  static constexpr unsigned kBits = 16;
+  static constexpr unsigned kBits3 = 12;
+
+  HashChainMF() : head_(1u << kBits), head3_(1u << kBits3), prev_(65536) {}
+
+  void reset() {
+    std::fill(head_.begin(), head_.end(), 0);
+    std::fill(head3_.begin(), head3_.end(), 0);
+  }
+
+  // Adds pos (pos + 4 <= n) to the chains without searching: used for the bytes a match covers.
+  void insert(const uint8_t* in, uint32_t pos) {
+    const uint32_t v = load32(in + pos);
+    uint16_t& h = head_[hash4(v, kBits)];
+    prev_[pos] = h;
+    h = static_cast<uint16_t>(pos + 1);
+  }
+
+  // Starts loading the bucket pos will use (pos + 4 <= n), so a later find(pos) does not stall on it.
+  void prefetch(const uint8_t* in, uint32_t pos) const {
+    __builtin_prefetch(&head_[hash4(load32(in + pos), kBits)]);
+  }
+
+  // Inserts pos (pos + 4 <= n) and returns its longest match among the `depth` newest chain entries,
+  // stopping early at `nice`. max_len = bytes left, capped at kMaxMatch. Only matches longer than
+  // `min_len` (< max_len) count: a lazy look-ahead then rejects most candidates on one byte compare.
+  // dist == 0 means none was found.
+  Match find(const uint8_t* in, uint32_t pos, uint32_t max_len, unsigned depth, uint32_t nice,
+             uint32_t max_dist3, uint32_t min_len = 0) {
+    const uint8_t* cur = in + pos;
+    const uint32_t v = load32(cur);
+    uint16_t& h = head_[hash4(v, kBits)];
+    uint32_t cand = h;
+    prev_[pos] = h;
+    h = static_cast<uint16_t>(pos + 1);
+    uint32_t cand3 = 0;
+    if (max_dist3 != 0) {
+      uint16_t& h3 = head3_[hash3(v, kBits3)];
+      cand3 = h3;
+      h3 = static_cast<uint16_t>(pos + 1);
+    }
+
+    Match best{min_len, 0};
+    // best.len < max_len holds inside the loop, so cur[best.len] is in bounds.
+    while (cand != 0 && depth-- != 0) {
+      const uint8_t* m = in + cand - 1;
+      if (m[best.len] == cur[best.len] && load32(m) == v) {
+        const uint32_t len = match_len_from(m, cur, 4, max_len);
+        if (len > best.len) {
+          best = {len, static_cast<uint32_t>(cur - m)};
+          if (len >= nice || len >= max_len) break;
+        }
+      }
+      cand = prev_[cand - 1];
+    }
+    if (best.len < 3 && cand3 != 0 && pos + 1 - cand3 <= max_dist3) {
+      const uint8_t* m = in + cand3 - 1;
+      if ((load32(m) & 0xFFFFFF) == (v & 0xFFFFFF)) best = {3, static_cast<uint32_t>(cur - m)};
+    }
+    return best;
+  }
+
+ private:
+  std::vector<uint16_t> head_;
+  std::vector<uint16_t> head3_;
+  std::vector<uint16_t> prev_;
+};
+
+}  // namespace gdfs::gdeflate::lz

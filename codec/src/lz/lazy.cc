@@ -1,0 +1,93 @@
+// Lazy parsers (levels 5-7): before taking the match at pos, look one (lazy2: two) bytes ahead and emit
+// a literal instead when the later match is clearly better.
+#include "hash_chain.h"
+#include "lz_util.h"
+#include "parsers.h"
+
+namespace gdfs::gdeflate::lz {
+namespace {
+
+inline int bsr(uint32_t x) { return 31 - __builtin_clz(x); }
+
+// Rough value of a match in bits saved: each matched byte is worth ~4 bits more than the token costs,
+// and every doubling of the distance adds an extra bit to the token.
+inline int score(const Match& m) { return 4 * static_cast<int>(m.len) - bsr(m.dist); }
+
+class LazyParser final : public Parser {
+ public:
+  explicit LazyParser(const ChainParams& p) : p_(p) {}
+
+  void parse(const uint8_t* in, size_t n, TokenVec& out) override {
+    mf_.reset();
+    // Everything the loop touches lives in locals: token stores are uint32 stores, which the compiler
+    // would otherwise have to assume may overwrite uint32 members, forcing reloads.
+    const uint32_t n32 = static_cast<uint32_t>(n);
+    const uint32_t limit = n >= 4 ? n32 - 3 : 0;
+    const ChainParams p = p_;
+    HashChainMF& mf = mf_;
+    uint32_t next_insert = 0;
+    // Searches at pos (pos < limit), first indexing the positions skipped since the last search. The loop
+    // below never searches a position twice (a rejected look-ahead's match is never revisited, and a
+    // taken match always ends past every looked-ahead position), so each position is indexed once.
+    auto find = [&](uint32_t pos, uint32_t min_len, unsigned depth) -> Match {
+      while (next_insert < pos) mf.insert(in, next_insert++);
+      next_insert = pos + 1;
+      if (pos + 1 < limit) mf.prefetch(in, pos + 1);
+      const uint32_t max_len = min_u32(n32 - pos, kMaxMatch);
+      if (min_len >= max_len) {  // nothing longer fits, but pos must still be indexed
+        mf.insert(in, pos);
+        return {0, 0};
+      }
+      return mf.find(in, pos, max_len, depth, p.nice, p.max_dist3, min_len);
+    };
+
+    Token* t = buf_.begin();
+    uint32_t pos = 0;
+    while (pos < limit) {
+      Match cur = find(pos, 0, p.depth);
+      if (cur.dist == 0) {
+        *t++ = Token::literal(in[pos++]);
+        continue;
+      }
+      // Defer while a later start gives a better match; each deferral costs one literal.
+      while (cur.len < p.nice && pos + 1 < limit) {
+        // Like zlib's good_length: once the match in hand is good, a longer one is unlikely enough
+        // that a quarter of the search effort suffices.
+        const unsigned depth = cur.len >= p.good ? (p.depth + 3) / 4 : p.depth;
+        const Match next = find(pos + 1, cur.len, depth);
+        if (next.dist != 0 && score(next) - score(cur) > 2) {
+          *t++ = Token::literal(in[pos++]);
+          cur = next;
+          continue;
+        }
+        if (p.lazy_steps >= 2 && pos + 2 < limit && cur.len + 1 < p.nice) {
+          const Match next2 = find(pos + 2, cur.len + 1, depth);
+          if (next2.dist != 0 && score(next2) - score(cur) > 6) {
+            *t++ = Token::literal(in[pos++]);
+            *t++ = Token::literal(in[pos++]);
+            cur = next2;
+            continue;
+          }
+        }
+        break;
+      }
+      *t++ = Token::match(cur.len, cur.dist);
+      const uint32_t end = min_u32(pos + cur.len, limit);
+      for (; next_insert < end; ++next_insert) mf.insert(in, next_insert);
+      pos += cur.len;
+    }
+    while (pos < n32) *t++ = Token::literal(in[pos++]);
+    buf_.finish(t, out);
+  }
+
+ private:
+  ChainParams p_;
+  HashChainMF mf_;
+  TokenBuf buf_;
+};
+
+}  // namespace
+
+std::unique_ptr<Parser> make_lazy_parser(const ChainParams& p) { return std::make_unique<LazyParser>(p); }
+
+}  // namespace gdfs::gdeflate::lz

@@ -1,0 +1,139 @@
+// Near-optimal parsing (levels 8-12): find every useful match at every position once with the binary
+// tree, then repeatedly choose the minimum-cost token path through the page under a bit-cost model fitted
+// to the previous path's own Huffman statistics.
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "bt_matchfinder.h"
+#include "cost_model.h"
+#include "lz_util.h"
+#include "parsers.h"
+
+namespace gdfs::gdeflate::lz {
+namespace {
+
+class NearOptimalParser final : public Parser {
+ public:
+  explicit NearOptimalParser(const OptParams& p)
+      : p_(p), first_(65537), cost_(65537), choice_(65536), cache_(65536 * 4), near_(p.depth + 2) {}
+
+  void parse(const uint8_t* in, size_t n, TokenVec& out) override {
+    const uint32_t n32 = static_cast<uint32_t>(n);
+    collect_matches(in, n32);
+    // First model: the tokens of a greedy walk over the cached matches, a cheap stand-in for a
+    // real first parse that still reflects this page's literal and match mix.
+    Token* end = greedy_tokens(in, n32);
+    for (unsigned pass = 0; pass < p_.passes; ++pass) {
+      model_.fit(buf_.data(), static_cast<size_t>(end - buf_.data()));
+      min_cost_path(in, n32);
+      end = path_tokens(n32);
+    }
+    buf_.finish(end, out);
+  }
+
+ private:
+  // Fills cache_ with every position's matches; first_[i]..first_[i+1] index position i's. After a
+  // match of nice length or more, the positions it covers are only indexed: their own matches would
+  // almost never beat continuing the long one, and skipping them keeps long runs linear.
+  void collect_matches(const uint8_t* in, uint32_t n) {
+    mf_.reset();
+    const uint32_t limit = n >= 4 ? n - 3 : 0;
+    uint32_t used = 0;
+    uint32_t pos = 0;
+    while (pos < n) {
+      first_[pos] = used;
+      if (pos >= limit) {
+        ++pos;
+        continue;
+      }
+      if (cache_.size() < used + p_.depth + 2) cache_.resize(2 * cache_.size() + p_.depth + 2);
+      const uint32_t max_len = min_u32(n - pos, kMaxMatch);
+      const unsigned cnt = mf_.find(in, pos, max_len, p_.nice, p_.depth, &cache_[used]);
+      used += cnt;
+      const uint32_t longest = cnt ? cache_[used - 1].len : 0;
+      ++pos;
+      if (longest < p_.nice) continue;
+      for (const uint32_t stop = pos - 1 + longest; pos < stop; ++pos) {
+        first_[pos] = used;
+        if (pos < limit) mf_.skip(in, pos, min_u32(n - pos, kMaxMatch), p_.nice, p_.depth);
+      }
+    }
+    first_[n] = used;
+  }
+
+  Token* greedy_tokens(const uint8_t* in, uint32_t n) {
+    Token* t = buf_.begin();
+    for (uint32_t pos = 0; pos < n;) {
+      const uint32_t a = first_[pos], b = first_[pos + 1];
+      if (a == b) {
+        *t++ = Token::literal(in[pos++]);
+        continue;
+      }
+      const Match m = cache_[b - 1];
+      *t++ = Token::match(m.len, m.dist);
+      pos += m.len;
+    }
+    return t;
+  }
+
+  // Backward dynamic program: cost_[i] is the cheapest way to code in[i..n); choice_[i] its first token.
+  // For each match, every length from just past the previous (shorter) match up to its own is tried
+  // with its distance: shorter prefixes of a match are matches too, and can end on a cheaper boundary.
+  void min_cost_path(const uint8_t* in, uint32_t n) {
+    cost_[n] = 0;
+    for (uint32_t i = n; i-- > 0;) {
+      uint32_t best = cost_[i + 1] + model_.literal(in[i]);
+      Token pick = Token::literal(in[i]);
+      // A length can be served by any match at least that long; the nearest one's distance is the
+      // cheapest. Lists run from short to long, so take the minimum over each match's successors.
+      const uint32_t a = first_[i], b = first_[i + 1];
+      for (uint32_t k = b, near = UINT32_MAX; k-- > a;) {
+        near = cache_[k].dist < near ? cache_[k].dist : near;
+        near_[k - a] = near;
+      }
+      uint32_t len = kMinMatch;
+      for (uint32_t k = a; k < b; ++k) {
+        const uint32_t dist = near_[k - a];
+        const uint32_t dcost = model_.distance(dist);
+        for (; len <= cache_[k].len; ++len) {
+          const uint32_t c = dcost + model_.length(len) + cost_[i + len];
+          if (c < best) {
+            best = c;
+            pick = Token::match(len, dist);
+          }
+        }
+      }
+      cost_[i] = best;
+      choice_[i] = pick;
+    }
+  }
+
+  Token* path_tokens(uint32_t n) {
+    Token* t = buf_.begin();
+    for (uint32_t pos = 0; pos < n;) {
+      const Token c = choice_[pos];
+      *t++ = c;
+      pos += c.is_literal() ? 1 : c.len;
+    }
+    return t;
+  }
+
+  OptParams p_;
+  BtMatchFinder mf_;
+  CostModel model_;
+  std::vector<uint32_t> first_;
+  std::vector<uint32_t> cost_;
+  std::vector<Token> choice_;
+  std::vector<Match> cache_;
+  std::vector<uint32_t> near_;  // one position's suffix-minimum distances
+  TokenBuf buf_;
+};
+
+}  // namespace
+
+std::unique_ptr<Parser> make_near_optimal_parser(const OptParams& p) {
+  return std::make_unique<NearOptimalParser>(p);
+}
+
+}  // namespace gdfs::gdeflate::lz

@@ -1,0 +1,43 @@
+// Level table: which parser family and search effort each compression level uses.
+#include "parser.h"
+
+#include <stdexcept>
+
+#include "parsers.h"
+
+namespace gdfs::gdeflate {
+
+namespace lz {
+std::unique_ptr<Parser> make_greedy_parser(const ChainParams& p);
+std::unique_ptr<Parser> make_lazy_parser(const ChainParams& p);
+
+std::unique_ptr<Parser> make_chain_parser(const ChainParams& p) {
+  return p.lazy_steps == 0 ? make_greedy_parser(p) : make_lazy_parser(p);
+}
+}  // namespace lz
+
+std::unique_ptr<Parser> make_parser(int level) {
+  // {depth, nice, max_dist3, lazy_steps, good}: effort grows with the level, following libdeflate's split.
+  static constexpr lz::ChainParams kChain[] = {
+      {6, 12, 0, 0, 0},        // 2
+      {12, 20, 1024, 0, 0},    // 3
+      {16, 32, 1024, 0, 0},    // 4
+      {20, 32, 1024, 1, 8},    // 5
+      {35, 65, 2048, 1, 8},    // 6
+      {64, 130, 4096, 2, 16},  // 7
+  };
+  // {depth, nice, passes}
+  static constexpr lz::OptParams kOpt[] = {
+      {24, 48, 1},    // 8
+      {40, 80, 2},    // 9
+      {64, 128, 2},   // 10
+      {100, 192, 3},  // 11
+      {200, 258, 4},  // 12
+  };
+  if (level < 1 || level > 12) throw std::invalid_argument("gdeflate: parser level must be 1..12");
+  if (level == 1) return lz::make_fastest_parser();
+  if (level <= 7) return lz::make_chain_parser(kChain[level - 2]);
+  return lz::make_near_optimal_parser(kOpt[level - 8]);
+}
+
+}  // namespace gdfs::gdeflate
