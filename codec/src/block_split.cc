@@ -38,7 +38,7 @@ SplitParams split_params_for_level(int level) {
   return {4096, true};
 }
 
-void split_blocks(const Token* t, size_t nt, const SplitParams& p, std::vector<BlockRange>& out) {
+void split_blocks(const Token* t, const Sym* s, size_t nt, const SplitParams& p, std::vector<BlockRange>& out) {
   out.clear();
   BlockRange cur{0, 0, 0, 0, {}};
   double cur_cost = 0;
@@ -46,7 +46,7 @@ void split_blocks(const Token* t, size_t nt, const SplitParams& p, std::vector<B
   do {
     BlockRange seg{i, i, pos, pos, {}};
     while (i < nt && pos - seg.byte_begin < p.segment_bytes) {
-      seg.stats.add(t[i]);
+      seg.stats.add(s[i]);
       pos += t[i].is_literal() ? 1 : t[i].len;
       ++i;
     }

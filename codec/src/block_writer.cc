@@ -4,20 +4,61 @@
 
 namespace gdfs::gdeflate {
 
-void BlockStats::add(const Token& t) {
-  if (t.is_literal()) {
-    ++litlen[t.len];
-    return;
+namespace {
+
+// Extra-bit counts indexed by full symbol (0 for literals and for kNoDist), so lookups need no branch.
+constexpr std::array<uint8_t, kNumLitlenSyms> litlen_extra_by_sym() {
+  std::array<uint8_t, kNumLitlenSyms> t{};
+  for (unsigned s = 257; s < 286; ++s) t[s] = kLenExtra[s - 257];
+  return t;
+}
+constexpr std::array<uint8_t, kNumDistSyms + 1> dist_extra_by_sym() {
+  std::array<uint8_t, kNumDistSyms + 1> t{};
+  for (unsigned s = 0; s < kNumDistSyms; ++s) t[s] = kDistExtra[s];
+  return t;
+}
+constexpr auto kLitlenExtraBySym = litlen_extra_by_sym();
+constexpr auto kDistExtraBySym = dist_extra_by_sym();
+
+}  // namespace
+
+void encode_symbols(const Token* t, size_t nt, Sym* out) {
+  for (size_t i = 0; i < nt; ++i) {
+    const bool lit = t[i].is_literal();
+    const uint32_t len = lit ? kMinMatch : t[i].len, dist = lit ? 1 : t[i].dist;
+    const unsigned ls = length_symbol(len), ds = dist_symbol(dist);
+    out[i].lsym = static_cast<uint16_t>(lit ? t[i].len : ls);
+    out[i].lextra = static_cast<uint16_t>(lit ? 0 : len - kLenBase[ls - 257]);
+    out[i].dsym = static_cast<uint16_t>(lit ? kNoDist : ds);
+    out[i].dextra = static_cast<uint16_t>(lit ? 0 : dist - kDistBase[ds]);
   }
-  const unsigned ls = length_symbol(t.len), ds = dist_symbol(t.dist);
-  ++litlen[ls];
-  ++dist[ds];
-  extra_bits += kLenExtra[ls - 257] + kDistExtra[ds];
+}
+
+void BlockStats::add(const Sym& t) {
+  ++litlen[t.lsym];
+  ++dist[t.dsym];
+  extra_bits += kLitlenExtraBySym[t.lsym] + kDistExtraBySym[t.dsym];
+}
+
+void encode_steps(const Sym* s, size_t n, const BlockCodes& c, Step* out) {
+  std::array<uint32_t, kNumDistSyms + 1> dcode{};
+  std::array<uint8_t, kNumDistSyms + 1> dlen{};  // [kNoDist] stays 0: a literal has no distance step
+  for (unsigned k = 0; k < kNumDistSyms; ++k) {
+    dcode[k] = c.dist_code[k];
+    dlen[k] = c.dist_len[k];
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned ls = s[i].lsym, ds = s[i].dsym, ll = c.litlen_len[ls], dl = dlen[ds];
+    out[i].lv = c.litlen_code[ls] | (uint32_t{s[i].lextra} << ll);
+    out[i].ln = static_cast<uint8_t>(ll + kLitlenExtraBySym[ls]);
+    out[i].dv = dcode[ds] | (uint32_t{s[i].dextra} << dl);
+    out[i].dn = static_cast<uint8_t>(dl ? dl + kDistExtraBySym[ds] : 0);
+  }
 }
 
 void BlockStats::add(const BlockStats& o) {
   for (unsigned i = 0; i < kNumLitlenSyms; ++i) litlen[i] += o.litlen[i];
-  for (unsigned i = 0; i < kNumDistSyms; ++i) dist[i] += o.dist[i];
+  for (unsigned i = 0; i <= kNumDistSyms; ++i) dist[i] += o.dist[i];
   extra_bits += o.extra_bits;
 }
 

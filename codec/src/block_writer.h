@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 
@@ -28,12 +29,20 @@ struct LaneCounter {
   }
 };
 
+// A token as DEFLATE symbols: its litlen symbol and, for a match, its distance symbol, each with its
+// extra-bit value. Literals have dsym == kNoDist. Computed once per page, without branches.
+inline constexpr uint16_t kNoDist = kNumDistSyms;
+struct Sym {
+  uint16_t lsym, lextra, dsym, dextra;
+};
+void encode_symbols(const Token* t, size_t nt, Sym* out);
+
 // Symbol statistics of one block.
 struct BlockStats {
   std::array<uint32_t, kNumLitlenSyms> litlen{};
-  std::array<uint32_t, kNumDistSyms> dist{};
+  std::array<uint32_t, kNumDistSyms + 1> dist{};  // [kNoDist] counts literals; never coded
   uint64_t extra_bits = 0;  // length and distance extra bits, which no code choice changes
-  void add(const Token& t);
+  void add(const Sym& t);
   void add(const BlockStats& o);
 };
 
@@ -56,8 +65,26 @@ struct BlockCodes {
   uint64_t data_bits(const BlockStats& s) const;  // symbols + extra bits + EOB
 };
 
+// A token's steps as put() arguments under one block's codes: its litlen code with extra bits, and
+// its distance code with extra bits (dn == 0 for a literal).
+struct Step {
+  uint32_t lv, dv;
+  uint8_t ln, dn;
+};
+void encode_steps(const Sym* s, size_t n, const BlockCodes& c, Step* out);
+
 // Total bits of a stored encoding of n bytes, headers included.
 uint64_t stored_bits(size_t n);
+
+// What stored blocks of n bytes add to each lane: LEN and headers on lane 0, byte k on lane k mod 32.
+inline void count_stored(LaneCounter& c, size_t n) {
+  do {
+    const size_t len = n < 65535 ? n : 65535;
+    n -= len;
+    c.bits[0] += 19;
+    for (unsigned lane = 0; lane < 32; ++lane) c.bits[lane] += 8 * static_cast<uint32_t>(len / 32 + (lane < len % 32));
+  } while (n > 0);
+}
 
 template <class W>
 void emit_stored(W& w, const uint8_t* data, size_t n, bool final_block) {
@@ -85,49 +112,62 @@ void emit_dynamic_header(W& w, const BlockCodes& c) {
 
 // Data rounds: tokens go to free lanes in order; a lane that sends a length sends its distance on the
 // next round; after EOB only owed distances follow (CLARIFICATIONS.md §6-7).
+//
+// While a whole round's worth of tokens remains no round can hold the EOB, so those rounds run without
+// data-dependent branches (literal or match is a select, not a jump); the last rounds take the
+// general path.
 template <class W>
-void emit_tokens(W& w, const Token* t, size_t nt, const BlockCodes& c) {
+void emit_tokens(W& w, const Step* s, size_t nt, const BlockCodes& c) {
   uint32_t pending = 0;
-  std::array<uint32_t, 32> owed;
-  auto put_dist = [&](unsigned lane) {
-    const uint32_t d = owed[lane];
-    const unsigned sym = dist_symbol(d), len = c.dist_len[sym];
-    w.put(lane, c.dist_code[sym] | ((d - kDistBase[sym]) << len), len + kDistExtra[sym]);
-  };
+  std::array<uint32_t, 32> owed_v{};
+  std::array<uint32_t, 32> owed_n{};  // not uint8_t: char stores would alias the writer
   size_t i = 0;
+  while (i + 32 <= nt) {
+    // Lane l takes token i + (free lanes below l): no lane waits on the one before it.
+    const uint32_t free = ~pending;
+    uint32_t next_pending = 0;
+    for (unsigned lane = 0; lane < 32; ++lane) {
+      const uint32_t p = (pending >> lane) & 1, m = 0u - p;  // m: all ones when the lane owes
+      const Step& t = s[i + std::popcount(free & ((1u << lane) - 1))];
+      w.put(lane, (owed_v[lane] & m) | (t.lv & ~m), (owed_n[lane] & m) | (t.ln & ~m));
+      owed_v[lane] = t.dv;  // meaningful only if the lane now owes; harmless otherwise
+      owed_n[lane] = t.dn;
+      next_pending |= ((p ^ 1) & (t.dn != 0)) << lane;
+    }
+    i += std::popcount(free);
+    pending = next_pending;
+  }
   bool eob = false;
   while (!eob) {
     for (unsigned lane = 0; lane < 32; ++lane) {
       if (pending & (1u << lane)) {
         pending &= ~(1u << lane);
-        put_dist(lane);
+        w.put(lane, owed_v[lane], owed_n[lane]);
       } else if (eob) {
         continue;
       } else if (i == nt) {
         w.put(lane, c.litlen_code[kEob], c.litlen_len[kEob]);
         eob = true;
-      } else if (t[i].is_literal()) {
-        w.put(lane, c.litlen_code[t[i].len], c.litlen_len[t[i].len]);
-        ++i;
       } else {
-        const unsigned sym = length_symbol(t[i].len), len = c.litlen_len[sym];
-        const uint32_t x = t[i].len - kLenBase[sym - 257];
-        w.put(lane, c.litlen_code[sym] | (x << len), len + kLenExtra[sym - 257]);
-        owed[lane] = t[i].dist;
-        pending |= 1u << lane;
+        w.put(lane, s[i].lv, s[i].ln);
+        if (s[i].dn) {
+          owed_v[lane] = s[i].dv;
+          owed_n[lane] = s[i].dn;
+          pending |= 1u << lane;
+        }
         ++i;
       }
     }
   }
   for (unsigned lane = 0; lane < 32; ++lane)
-    if (pending & (1u << lane)) put_dist(lane);
+    if (pending & (1u << lane)) w.put(lane, owed_v[lane], owed_n[lane]);
 }
 
 enum class BlockType : uint8_t { kStored = 0, kFixed = 1, kDynamic = 2 };
 
 // One whole block: BFINAL/BTYPE, its header, its data. `data`/`n` are the block's input bytes.
 template <class W>
-void emit_block(W& w, BlockType type, const Token* t, size_t nt, const uint8_t* data, size_t n,
+void emit_block(W& w, BlockType type, const Step* t, size_t nt, const uint8_t* data, size_t n,
                 const BlockCodes& c, bool final_block) {
   if (type == BlockType::kStored) return emit_stored(w, data, n, final_block);
   w.put(0, (final_block ? 1 : 0) | (static_cast<unsigned>(type) << 1), 3);

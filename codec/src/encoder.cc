@@ -16,12 +16,7 @@ namespace gdfs::gdeflate {
 
 size_t stored_size(size_t n) {
   LaneCounter c;
-  do {
-    const size_t len = n < 65535 ? n : 65535;
-    n -= len;
-    c.bits[0] += 19;
-    for (unsigned lane = 0; lane < 32; ++lane) c.bits[lane] += 8 * static_cast<uint32_t>(len / 32 + (lane < len % 32));
-  } while (n > 0);
+  count_stored(c, n);
   return 4 * c.page_words();
 }
 
@@ -32,6 +27,8 @@ struct Compressor::Impl {
   std::unique_ptr<Parser> parser;
   SplitParams split;
   TokenVec tokens;
+  std::vector<Sym> syms;
+  std::vector<Step> steps, fixed_steps;
   std::vector<BlockRange> blocks;
   LaneWriter writer;
   BlockCodes fixed, dynamic;
@@ -65,9 +62,14 @@ BlockType Compressor::Impl::choose_type(const BlockRange& b, const uint8_t* in, 
     if (bits[k] > bits[best] + 32 * 32) continue;
     LaneCounter c;
     c.bits = writer.consumed_bits();
-    const BlockCodes& codes = k == 1 ? fixed : dynamic;
-    emit_block(c, static_cast<BlockType>(k), tokens.data() + b.tok_begin, b.tok_end - b.tok_begin,
-               in + b.byte_begin, n, codes, true);
+    if (k == 0) {
+      count_stored(c, n);
+    } else {
+      const Step* st = k == 1 ? fixed_steps.data() : steps.data();
+      if (k == 1) encode_steps(syms.data() + b.tok_begin, b.tok_end - b.tok_begin, fixed, fixed_steps.data());
+      emit_block(c, static_cast<BlockType>(k), st, b.tok_end - b.tok_begin, in + b.byte_begin, n,
+                 k == 1 ? fixed : dynamic, true);
+    }
     const size_t words = c.page_words();
     if (words < best_words || (words == best_words && bits[k] < bits[pick])) {
       best_words = words;
@@ -83,14 +85,21 @@ size_t Compressor::Impl::compress(const uint8_t* in, size_t n, uint8_t* out, siz
   writer.reset();
   if (level > 0 && n > 0) {
     parser->parse(in, n, tokens);
-    split_blocks(tokens.data(), tokens.size(), split, blocks);
+    syms.resize(tokens.size());
+    steps.resize(tokens.size());
+    fixed_steps.resize(tokens.size());
+    encode_symbols(tokens.data(), tokens.size(), syms.data());
+    split_blocks(tokens.data(), syms.data(), tokens.size(), split, blocks);
     for (size_t k = 0; k < blocks.size(); ++k) {
       const BlockRange& b = blocks[k];
       const bool final_block = k + 1 == blocks.size();
+      const size_t nt = b.tok_end - b.tok_begin;
       dynamic.build_dynamic(b.stats);
+      encode_steps(syms.data() + b.tok_begin, nt, dynamic, steps.data());
       const BlockType type = choose_type(b, in, final_block);
-      emit_block(writer, type, tokens.data() + b.tok_begin, b.tok_end - b.tok_begin, in + b.byte_begin,
-                 b.byte_end - b.byte_begin, type == BlockType::kFixed ? fixed : dynamic, final_block);
+      if (type == BlockType::kFixed) encode_steps(syms.data() + b.tok_begin, nt, fixed, steps.data());
+      emit_block(writer, type, steps.data(), nt, in + b.byte_begin, b.byte_end - b.byte_begin,
+                 type == BlockType::kFixed ? fixed : dynamic, final_block);
     }
   }
   if (level == 0 || n == 0 || writer.overflow() || writer.size_bytes() > stored) {

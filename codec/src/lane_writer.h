@@ -14,36 +14,33 @@ namespace gdfs::gdeflate {
 
 class LaneWriter {
  public:
-  LaneWriter() : words_(32 * kLaneCap) { reset(); }
+  LaneWriter() : words_(32 * kLaneCap), order_(32 * kLaneCap + 32) { reset(); }
   void reset();
 
   // One decode step of `n` bits (0 < n <= 32) on `lane`: the code, then its extra bits.
+  //
+  // Everything follows from the lane's consumed-bit count c: its first c/32 words are complete, and
+  // the decoder has fetched ceil(c/32) + 1 words, so a step that moves ceil(c/32) fetches one word.
+  //
+  // Branch-free: the current word is stored on every step (a partial word is simply rewritten until
+  // it completes), and the fetch order grows by 0 or 1 entry.
   void put(unsigned lane, uint32_t bits, unsigned n) {
-    Lane& l = lanes_[lane];
-    l.acc |= static_cast<uint64_t>(bits) << l.acc_bits;
-    l.acc_bits += n;
-    if (l.acc_bits >= 32) {
-      if (l.nwords < kLaneCap) {
-        words_[lane * kLaneCap + l.nwords++] = static_cast<uint32_t>(l.acc);
-      } else {
-        overflow_ = true;  // far beyond any page we would keep; the caller falls back to stored
-      }
-      l.acc >>= 32;
-      l.acc_bits -= 32;
-    }
-    consumed_[lane] += n;
-    avail_[lane] -= static_cast<int>(n);
-    if (avail_[lane] < 32) {
-      order_.push_back(static_cast<uint8_t>(lane));
-      avail_[lane] += 32;
-    }
+    const uint32_t c = consumed_[lane], c2 = c + n;
+    const uint64_t acc = acc_[lane] | (static_cast<uint64_t>(bits) << (c & 31));
+    const uint32_t word = c >> 5, full = (c2 >> 5) != word;
+    overflow_ |= word >= kLaneCap;
+    words_[lane * kLaneCap + (word < kLaneCap ? word : kLaneCap - 1)] = static_cast<uint32_t>(acc);
+    acc_[lane] = acc >> (full << 5);
+    consumed_[lane] = c2;
+    order_[norder_] = static_cast<uint16_t>(lane);
+    norder_ += (((c2 + 31) >> 5) != ((c + 31) >> 5)) & (norder_ + 1 < order_.size());
   }
 
   // True if a lane outgrew kLaneCap words; the page is then unusable (and far above stored size).
   bool overflow() const { return overflow_; }
 
   // Page size so far, including the words the decoder's refills will have loaded.
-  size_t size_bytes() const { return 4 * order_.size(); }
+  size_t size_bytes() const { return 4 * norder_; }
   const std::array<uint32_t, 32>& consumed_bits() const { return consumed_; }
 
   // Lays the words out in fetch order. Returns the page size, or 0 if it exceeds `cap`.
@@ -52,17 +49,12 @@ class LaneWriter {
  private:
   // A stored 64 KiB page needs 514 words in lane 0; a Huffman page worth keeping needs fewer.
   static constexpr size_t kLaneCap = 2048;
-  struct Lane {
-    uint64_t acc;
-    unsigned acc_bits;
-    size_t nwords;
-  };
-  std::vector<uint32_t> words_;  // lane l's words at [l * kLaneCap, l * kLaneCap + nwords)
-  std::array<Lane, 32> lanes_;
-  bool overflow_;
-  std::array<int, 32> avail_;  // bits the decoder holds in each lane after its last refill
+  std::vector<uint32_t> words_;  // lane l's complete words at [l * kLaneCap, ...)
+  std::array<uint64_t, 32> acc_;  // bits past the last complete word
   std::array<uint32_t, 32> consumed_;
-  std::vector<uint8_t> order_;  // lane of each word, in stream order
+  std::vector<uint16_t> order_;  // lane of each word, in stream order (not uint8_t: char stores alias)
+  size_t norder_;
+  bool overflow_;
 };
 
 }  // namespace gdfs::gdeflate
