@@ -6,7 +6,6 @@
 #pragma once
 
 #include <array>
-#include <bit>
 #include <cstddef>
 #include <cstdint>
 
@@ -20,6 +19,9 @@ namespace gdfs::gdeflate {
 struct LaneCounter {
   std::array<uint32_t, 32> bits{};
   void put(unsigned lane, uint32_t, unsigned n) { bits[lane] += n; }
+  void put_stored_body(const uint8_t*, size_t len) {
+    for (unsigned lane = 0; lane < 32; ++lane) bits[lane] += 8 * static_cast<uint32_t>(len / 32 + (lane < len % 32));
+  }
   // Page size in 32-bit words: every lane holds ceil(bits/32) words plus the one loaded after its
   // final step.
   size_t page_words() const {
@@ -76,16 +78,7 @@ void encode_steps(const Sym* s, size_t n, const BlockCodes& c, Step* out);
 // Total bits of a stored encoding of n bytes, headers included.
 uint64_t stored_bits(size_t n);
 
-// What stored blocks of n bytes add to each lane: LEN and headers on lane 0, byte k on lane k mod 32.
-inline void count_stored(LaneCounter& c, size_t n) {
-  do {
-    const size_t len = n < 65535 ? n : 65535;
-    n -= len;
-    c.bits[0] += 19;
-    for (unsigned lane = 0; lane < 32; ++lane) c.bits[lane] += 8 * static_cast<uint32_t>(len / 32 + (lane < len % 32));
-  } while (n > 0);
-}
-
+// Stored blocks: BFINAL/BTYPE and LEN on lane 0, then byte k of the block on lane k mod 32.
 template <class W>
 void emit_stored(W& w, const uint8_t* data, size_t n, bool final_block) {
   do {
@@ -93,10 +86,13 @@ void emit_stored(W& w, const uint8_t* data, size_t n, bool final_block) {
     n -= len;
     w.put(0, (final_block && n == 0) ? 1 : 0, 3);
     w.put(0, static_cast<uint32_t>(len), 16);
-    for (size_t k = 0; k < len; ++k) w.put(k & 31, data[k], 8);
+    w.put_stored_body(data, len);
     data += len;
   } while (n > 0);
 }
+
+// What stored blocks of n bytes add to each lane.
+inline void count_stored(LaneCounter& c, size_t n) { emit_stored(c, nullptr, n, true); }
 
 template <class W>
 void emit_dynamic_header(W& w, const BlockCodes& c) {
@@ -123,19 +119,15 @@ void emit_tokens(W& w, const Step* s, size_t nt, const BlockCodes& c) {
   std::array<uint32_t, 32> owed_n{};  // not uint8_t: char stores would alias the writer
   size_t i = 0;
   while (i + 32 <= nt) {
-    // Lane l takes token i + (free lanes below l): no lane waits on the one before it.
-    const uint32_t free = ~pending;
-    uint32_t next_pending = 0;
     for (unsigned lane = 0; lane < 32; ++lane) {
       const uint32_t p = (pending >> lane) & 1, m = 0u - p;  // m: all ones when the lane owes
-      const Step& t = s[i + std::popcount(free & ((1u << lane) - 1))];
+      const Step& t = s[i];
       w.put(lane, (owed_v[lane] & m) | (t.lv & ~m), (owed_n[lane] & m) | (t.ln & ~m));
       owed_v[lane] = t.dv;  // meaningful only if the lane now owes; harmless otherwise
       owed_n[lane] = t.dn;
-      next_pending |= ((p ^ 1) & (t.dn != 0)) << lane;
+      pending = (pending & ~(1u << lane)) | (((p ^ 1) & (t.dn != 0)) << lane);
+      i += p ^ 1;
     }
-    i += std::popcount(free);
-    pending = next_pending;
   }
   bool eob = false;
   while (!eob) {

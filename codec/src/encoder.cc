@@ -3,6 +3,7 @@
 // Guarantee: the result is never larger than the page's stored form. Block types are chosen by exact
 // bit counts, and for the final block, where per-lane word padding decides the page size, by the exact
 // page size; if Huffman coding still loses overall, the page is re-emitted as stored blocks.
+#include <array>
 #include <stdexcept>
 #include <string>
 
@@ -30,8 +31,10 @@ struct Compressor::Impl {
   std::vector<Sym> syms;
   std::vector<Step> steps, fixed_steps;
   std::vector<BlockRange> blocks;
+  std::vector<BlockCodes> codes;  // dynamic codes, per block
+  std::vector<BlockType> types;   // planned type, per block
   LaneWriter writer;
-  BlockCodes fixed, dynamic;
+  BlockCodes fixed;
 
   explicit Impl(int lvl) : level(lvl) {
     if (lvl < kMinLevel || lvl > kMaxLevel)
@@ -42,35 +45,56 @@ struct Compressor::Impl {
   }
 
   size_t compress(const uint8_t* in, size_t n, uint8_t* out, size_t cap);
-  BlockType choose_type(const BlockRange& b, const uint8_t* in, bool final_block);
+  bool plan_blocks(size_t n);
+  BlockType choose_final(const BlockRange& b, const uint8_t* in, const BlockCodes& dyn);
 };
 
-// Cheapest block type by exact bit count. For the final block, candidates within a padding's reach of
-// each other (at most one word per lane) are compared by the exact resulting page size instead.
-BlockType Compressor::Impl::choose_type(const BlockRange& b, const uint8_t* in, bool final_block) {
-  const size_t n = b.byte_end - b.byte_begin;
-  const uint64_t bits[3] = {stored_bits(n), 3 + fixed.data_bits(b.stats),
-                            3 + dynamic.header_bits + dynamic.data_bits(b.stats)};
+namespace {
+
+// Exact bits of each block type for block b with dynamic codes `dyn`: stored, fixed, dynamic.
+std::array<uint64_t, 3> type_bits(const BlockRange& b, const BlockCodes& fixed, const BlockCodes& dyn) {
+  return {stored_bits(b.byte_end - b.byte_begin), 3 + fixed.data_bits(b.stats),
+          3 + dyn.header_bits + dyn.data_bits(b.stats)};
+}
+
+unsigned cheapest(const std::array<uint64_t, 3>& bits) {
   unsigned best = 0;
   for (unsigned k = 1; k < 3; ++k)
     if (bits[k] < bits[best]) best = k;
-  if (!final_block) return static_cast<BlockType>(best);
+  return best;
+}
 
+}  // namespace
+
+// The final block decides the page's padding: every lane ends on a whole word, plus the word its last
+// refill loads. Candidates whose bit counts are within that reach (one word per lane) of the best are
+// compared by page size: exactly, from a dry run of the same emitter, from level 4 up; at levels 1-3,
+// where a dry run would cost a tenth of the time, Huffman candidates are charged the expected half word
+// per lane and stored blocks their exact (closed-form) padding.
+BlockType Compressor::Impl::choose_final(const BlockRange& b, const uint8_t* in, const BlockCodes& dyn) {
+  const size_t n = b.byte_end - b.byte_begin, nt = b.tok_end - b.tok_begin;
+  const auto bits = type_bits(b, fixed, dyn);
+  const unsigned best = cheapest(bits);
   size_t best_words = SIZE_MAX;
   unsigned pick = best;
   for (unsigned k = 0; k < 3; ++k) {
     if (bits[k] > bits[best] + 32 * 32) continue;
     LaneCounter c;
     c.bits = writer.consumed_bits();
+    size_t words;
     if (k == 0) {
       count_stored(c, n);
+      words = c.page_words();
+    } else if (level >= 4) {
+      if (k == 1) encode_steps(syms.data() + b.tok_begin, nt, fixed, fixed_steps.data());
+      emit_block(c, static_cast<BlockType>(k), k == 1 ? fixed_steps.data() : steps.data(), nt, in + b.byte_begin,
+                 n, k == 1 ? fixed : dyn, true);
+      words = c.page_words();
     } else {
-      const Step* st = k == 1 ? fixed_steps.data() : steps.data();
-      if (k == 1) encode_steps(syms.data() + b.tok_begin, b.tok_end - b.tok_begin, fixed, fixed_steps.data());
-      emit_block(c, static_cast<BlockType>(k), st, b.tok_end - b.tok_begin, in + b.byte_begin, n,
-                 k == 1 ? fixed : dynamic, true);
+      uint64_t total = bits[k];
+      for (uint32_t lane_bits : c.bits) total += lane_bits;
+      words = (total + 31) / 32 + 16 + 32;
     }
-    const size_t words = c.page_words();
     if (words < best_words || (words == best_words && bits[k] < bits[pick])) {
       best_words = words;
       pick = k;
@@ -79,10 +103,25 @@ BlockType Compressor::Impl::choose_type(const BlockRange& b, const uint8_t* in, 
   return static_cast<BlockType>(pick);
 }
 
+// Plans every block's type by exact bit count first: when Huffman coding cannot beat storing the page
+// even before padding, the page is stored without emitting anything twice.
+bool Compressor::Impl::plan_blocks(size_t n) {
+  codes.resize(blocks.size());
+  types.resize(blocks.size());
+  uint64_t total = 0;
+  for (size_t k = 0; k < blocks.size(); ++k) {
+    codes[k].build_dynamic(blocks[k].stats);
+    const auto bits = type_bits(blocks[k], fixed, codes[k]);
+    types[k] = static_cast<BlockType>(cheapest(bits));
+    total += bits[static_cast<unsigned>(types[k])];
+  }
+  return total < stored_bits(n) + 32 * 32;  // worth emitting: padding could still tip it either way
+}
+
 size_t Compressor::Impl::compress(const uint8_t* in, size_t n, uint8_t* out, size_t cap) {
   if (n > kMaxPageBytes) throw std::invalid_argument("gdeflate: a page holds at most 65536 bytes");
-  const size_t stored = stored_size(n);
   writer.reset();
+  bool coded = false;
   if (level > 0 && n > 0) {
     parser->parse(in, n, tokens);
     syms.resize(tokens.size());
@@ -90,21 +129,25 @@ size_t Compressor::Impl::compress(const uint8_t* in, size_t n, uint8_t* out, siz
     fixed_steps.resize(tokens.size());
     encode_symbols(tokens.data(), tokens.size(), syms.data());
     split_blocks(tokens.data(), syms.data(), tokens.size(), split, blocks);
-    for (size_t k = 0; k < blocks.size(); ++k) {
-      const BlockRange& b = blocks[k];
-      const bool final_block = k + 1 == blocks.size();
-      const size_t nt = b.tok_end - b.tok_begin;
-      dynamic.build_dynamic(b.stats);
-      encode_steps(syms.data() + b.tok_begin, nt, dynamic, steps.data());
-      const BlockType type = choose_type(b, in, final_block);
-      if (type == BlockType::kFixed) encode_steps(syms.data() + b.tok_begin, nt, fixed, steps.data());
-      emit_block(writer, type, steps.data(), nt, in + b.byte_begin, b.byte_end - b.byte_begin,
-                 type == BlockType::kFixed ? fixed : dynamic, final_block);
-    }
+    coded = plan_blocks(n);
   }
-  if (level == 0 || n == 0 || writer.overflow() || writer.size_bytes() > stored) {
+  for (size_t k = 0; coded && k < blocks.size(); ++k) {
+    const BlockRange& b = blocks[k];
+    const bool final_block = k + 1 == blocks.size();
+    const size_t nt = b.tok_end - b.tok_begin;
+    if (types[k] != BlockType::kStored || final_block) encode_steps(syms.data() + b.tok_begin, nt, codes[k], steps.data());
+    const BlockType type = final_block ? choose_final(b, in, codes[k]) : types[k];
+    if (type == BlockType::kFixed) encode_steps(syms.data() + b.tok_begin, nt, fixed, steps.data());
+    LaneWriter::Sink sink = writer.sink();
+    emit_block(sink, type, steps.data(), nt, in + b.byte_begin, b.byte_end - b.byte_begin,
+               type == BlockType::kFixed ? fixed : codes[k], final_block);
+    writer.commit(sink);
+  }
+  if (!coded || writer.overflow() || writer.size_bytes() > stored_size(n)) {
     writer.reset();
-    emit_stored(writer, in, n, true);
+    LaneWriter::Sink sink = writer.sink();
+    emit_stored(sink, in, n, true);
+    writer.commit(sink);
   }
   return writer.finish(out, cap);
 }

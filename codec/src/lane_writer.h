@@ -14,26 +14,53 @@ namespace gdfs::gdeflate {
 
 class LaneWriter {
  public:
+  // A stored 64 KiB page needs 514 words in lane 0; a Huffman page worth keeping needs fewer.
+  static constexpr size_t kLaneCap = 2048;
+
+  // The writing end, for hot loops: a local copy whose counters the compiler can keep in registers
+  // (through the writer itself, every store to a lane's state could alias them). Take one with
+  // sink(), write through it, hand it back with commit().
+  struct Sink {
+    uint32_t* words;     // lane l's complete words at [l * kLaneCap, ...)
+    uint64_t* acc;       // per lane: bits past the last complete word
+    uint32_t* consumed;  // per lane: bits written so far
+    uint16_t* order;     // lane of each word, in stream order
+    size_t norder, order_cap;
+    bool overflow;
+
+    // One decode step of `n` bits (0 < n <= 32) on `lane`: the code, then its extra bits.
+    //
+    // Everything follows from the lane's consumed-bit count c: its first c/32 words are complete, and
+    // the decoder has fetched ceil(c/32) + 1 words, so a step that moves ceil(c/32) fetches one word.
+    // Branch-free: the current word is stored on every step (a partial word is simply rewritten until
+    // it completes), and the fetch order grows by 0 or 1 entry.
+    void put(unsigned lane, uint32_t bits, unsigned n) {
+      const uint32_t c = consumed[lane], c2 = c + n;
+      const uint64_t a = acc[lane] | (static_cast<uint64_t>(bits) << (c & 31));
+      const uint32_t word = c >> 5, full = (c2 >> 5) != word;
+      overflow |= word >= kLaneCap;  // far beyond any page we would keep: the caller stores instead
+      words[lane * kLaneCap + (word < kLaneCap ? word : kLaneCap - 1)] = static_cast<uint32_t>(a);
+      acc[lane] = a >> (full << 5);
+      consumed[lane] = c2;
+      order[norder] = static_cast<uint16_t>(lane);
+      norder += (((c2 + 31) >> 5) != ((c + 31) >> 5)) & (norder + 1 < order_cap);
+    }
+
+    // A stored block's body: byte k on lane k mod 32, one 8-bit step each, in round order. Same result
+    // as len put() calls, but each lane's bytes are packed in one pass and the fetch order is replayed
+    // with counters alone.
+    void put_stored_body(const uint8_t* data, size_t len);
+  };
+
   LaneWriter() : words_(32 * kLaneCap), order_(32 * kLaneCap + 32) { reset(); }
   void reset();
 
-  // One decode step of `n` bits (0 < n <= 32) on `lane`: the code, then its extra bits.
-  //
-  // Everything follows from the lane's consumed-bit count c: its first c/32 words are complete, and
-  // the decoder has fetched ceil(c/32) + 1 words, so a step that moves ceil(c/32) fetches one word.
-  //
-  // Branch-free: the current word is stored on every step (a partial word is simply rewritten until
-  // it completes), and the fetch order grows by 0 or 1 entry.
-  void put(unsigned lane, uint32_t bits, unsigned n) {
-    const uint32_t c = consumed_[lane], c2 = c + n;
-    const uint64_t acc = acc_[lane] | (static_cast<uint64_t>(bits) << (c & 31));
-    const uint32_t word = c >> 5, full = (c2 >> 5) != word;
-    overflow_ |= word >= kLaneCap;
-    words_[lane * kLaneCap + (word < kLaneCap ? word : kLaneCap - 1)] = static_cast<uint32_t>(acc);
-    acc_[lane] = acc >> (full << 5);
-    consumed_[lane] = c2;
-    order_[norder_] = static_cast<uint16_t>(lane);
-    norder_ += (((c2 + 31) >> 5) != ((c + 31) >> 5)) & (norder_ + 1 < order_.size());
+  Sink sink() {
+    return {words_.data(), acc_.data(), consumed_.data(), order_.data(), norder_, order_.size(), overflow_};
+  }
+  void commit(const Sink& s) {
+    norder_ = s.norder;
+    overflow_ = s.overflow;
   }
 
   // True if a lane outgrew kLaneCap words; the page is then unusable (and far above stored size).
@@ -47,12 +74,10 @@ class LaneWriter {
   size_t finish(uint8_t* out, size_t cap);
 
  private:
-  // A stored 64 KiB page needs 514 words in lane 0; a Huffman page worth keeping needs fewer.
-  static constexpr size_t kLaneCap = 2048;
-  std::vector<uint32_t> words_;  // lane l's complete words at [l * kLaneCap, ...)
-  std::array<uint64_t, 32> acc_;  // bits past the last complete word
+  std::vector<uint32_t> words_;
+  std::array<uint64_t, 32> acc_;
   std::array<uint32_t, 32> consumed_;
-  std::vector<uint16_t> order_;  // lane of each word, in stream order (not uint8_t: char stores alias)
+  std::vector<uint16_t> order_;  // not uint8_t: char stores alias everything
   size_t norder_;
   bool overflow_;
 };
