@@ -38,7 +38,8 @@ SplitParams split_params_for_level(int level) {
   return {4096, true};
 }
 
-void split_blocks(const Token* t, const Sym* s, size_t nt, const SplitParams& p, std::vector<BlockRange>& out) {
+void split_blocks(const Token* t, const Sym* s, size_t nt, const SplitParams& p,
+                  std::vector<BlockRange>& out) {
   out.clear();
   BlockRange cur{0, 0, 0, 0, {}};
   double cur_cost = 0;

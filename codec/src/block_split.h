@@ -26,6 +26,7 @@ struct SplitParams {
 SplitParams split_params_for_level(int level);
 
 // `t` gives each token's input length, `s` its symbols (encode_symbols).
-void split_blocks(const Token* t, const Sym* s, size_t nt, const SplitParams& p, std::vector<BlockRange>& out);
+void split_blocks(const Token* t, const Sym* s, size_t nt, const SplitParams& p,
+                  std::vector<BlockRange>& out);
 
 }  // namespace gdfs::gdeflate

@@ -20,7 +20,8 @@ struct LaneCounter {
   std::array<uint32_t, 32> bits{};
   void put(unsigned lane, uint32_t, unsigned n) { bits[lane] += n; }
   void put_stored_body(const uint8_t*, size_t len) {
-    for (unsigned lane = 0; lane < 32; ++lane) bits[lane] += 8 * static_cast<uint32_t>(len / 32 + (lane < len % 32));
+    for (unsigned lane = 0; lane < 32; ++lane)
+      bits[lane] += 8 * static_cast<uint32_t>(len / 32 + (lane < len % 32));
   }
   // Page size in 32-bit words: every lane holds ceil(bits/32) words plus the one loaded after its
   // final step.
@@ -92,7 +93,9 @@ void emit_stored(W& w, const uint8_t* data, size_t n, bool final_block) {
 }
 
 // What stored blocks of n bytes add to each lane.
-inline void count_stored(LaneCounter& c, size_t n) { emit_stored(c, nullptr, n, true); }
+inline void count_stored(LaneCounter& c, size_t n) {
+  emit_stored(c, nullptr, n, true);
+}
 
 template <class W>
 void emit_dynamic_header(W& w, const BlockCodes& c) {

@@ -113,7 +113,8 @@ bool build_decode_table(const uint8_t* lens, unsigned n, const uint32_t* sym_ent
     const uint32_t ptr = table[rev[s] & (main_size - 1)];
     const unsigned sb = entry_extra(ptr), base = entry_value(ptr);
     const uint32_t e = sym_entry[s] | len;
-    for (unsigned i = rev[s] >> table_bits; i < (1u << sb); i += 1u << (len - table_bits)) table[base + i] = e;
+    for (unsigned i = rev[s] >> table_bits; i < (1u << sb); i += 1u << (len - table_bits))
+      table[base + i] = e;
   }
   return true;
 }

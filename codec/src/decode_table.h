@@ -22,9 +22,15 @@ inline constexpr uint32_t kEntrySpecial = kEntryEob | kEntrySub | kEntryBad;
 constexpr uint32_t make_entry(uint32_t value, unsigned extra, uint32_t flags) {
   return (value << 16) | flags | (extra << 5);
 }
-inline uint32_t entry_codelen(uint32_t e) { return e & 31u; }
-inline uint32_t entry_extra(uint32_t e) { return (e >> 5) & 31u; }
-inline uint32_t entry_value(uint32_t e) { return e >> 16; }
+inline uint32_t entry_codelen(uint32_t e) {
+  return e & 31u;
+}
+inline uint32_t entry_extra(uint32_t e) {
+  return (e >> 5) & 31u;
+}
+inline uint32_t entry_value(uint32_t e) {
+  return e >> 16;
+}
 
 // Main-table bits and worst-case sizes: at most one 16-entry subtable per code longer than the main
 // table (lengths are at most 15), which is simple and comfortably bounded.

@@ -206,13 +206,18 @@ Status Decompressor::Impl::decode_blocks(LaneReader& r, Output& o) {
     final_block = hdr & 1;
     Status s = Status::kBadData;
     switch (hdr >> 1) {
-      case 0: s = stored_block(r, o); break;
-      case 1: s = huffman_block(r, o, fixed_tables.data()); break;
+      case 0:
+        s = stored_block(r, o);
+        break;
+      case 1:
+        s = huffman_block(r, o, fixed_tables.data());
+        break;
       case 2:
         s = read_dynamic_tables(r);
         if (s == Status::kOk) s = huffman_block(r, o, dynamic_tables.data());
         break;
-      default: break;  // BTYPE 3 is reserved
+      default:
+        break;  // BTYPE 3 is reserved
     }
     if (s != Status::kOk) return s;
   }
@@ -241,6 +246,8 @@ Status Decompressor::decompress(const void* in, size_t in_size, void* out, size_
   return impl_->decode(static_cast<const uint8_t*>(in), in_size, static_cast<uint8_t*>(out), out_size);
 }
 
-DecodePath Decompressor::path() const { return impl_->simd ? DecodePath::kAvx512 : DecodePath::kScalar; }
+DecodePath Decompressor::path() const {
+  return impl_->simd ? DecodePath::kAvx512 : DecodePath::kScalar;
+}
 
 }  // namespace gdfs::gdeflate

@@ -95,7 +95,8 @@ struct Round {
 GDFS_AVX512 inline bool lookup_round(const __m512i* lo, uint32_t pending, const uint32_t* tables, Round& rd) {
   for (int h = 0; h < 2; ++h) {
     const __mmask16 ph = static_cast<__mmask16>(pending >> (16 * h));
-    const __m512i tb = _mm512_mask_blend_epi32(ph, _mm512_set1_epi32(kLitlenTableBits), _mm512_set1_epi32(kDistTableBits));
+    const __m512i tb =
+        _mm512_mask_blend_epi32(ph, _mm512_set1_epi32(kLitlenTableBits), _mm512_set1_epi32(kDistTableBits));
     const __m512i base = _mm512_maskz_mov_epi32(ph, _mm512_set1_epi32(kDistTableOffset));
     const __m512i idx = _mm512_add_epi32(low_bits(lo[h], tb), base);
     __m512i e = _mm512_i32gather_epi32(idx, tables, 4);
@@ -113,8 +114,8 @@ GDFS_AVX512 inline bool lookup_round(const __m512i* lo, uint32_t pending, const 
     rd.total[h] = _mm512_add_epi32(cl, nx);
     rd.lit[h] = _mm512_test_epi32_mask(e, _mm512_set1_epi32(kEntryLiteral));
     rd.len[h] = static_cast<__mmask16>(~rd.lit[h] & ~ph);
-    rd.outlen[h] = _mm512_mask_mov_epi32(_mm512_maskz_mov_epi32(rd.len[h], rd.val[h]), rd.lit[h],
-                                         _mm512_set1_epi32(1));
+    rd.outlen[h] =
+        _mm512_mask_mov_epi32(_mm512_maskz_mov_epi32(rd.len[h], rd.val[h]), rd.lit[h], _mm512_set1_epi32(1));
   }
   return true;
 }
@@ -211,8 +212,9 @@ GDFS_AVX512 void avx512_rounds(LaneReader& r, Output& o, OwedMatches& m, const u
     } else {
       const __m512i base = _mm512_set1_epi32(static_cast<int>(opos));
       const __m512i pos0 = _mm512_add_epi32(_mm512_sub_epi32(prefix_sum16(rd.outlen[0]), rd.outlen[0]), base);
-      const __m512i pos1 = _mm512_add_epi32(_mm512_sub_epi32(prefix_sum16(rd.outlen[1]), rd.outlen[1]),
-                                            _mm512_add_epi32(base, _mm512_set1_epi32(static_cast<int>(sum0))));
+      const __m512i pos1 =
+          _mm512_add_epi32(_mm512_sub_epi32(prefix_sum16(rd.outlen[1]), rd.outlen[1]),
+                           _mm512_add_epi32(base, _mm512_set1_epi32(static_cast<int>(sum0))));
       _mm512_store_si512(pos_s, pos0);
       _mm512_store_si512(pos_s + 16, pos1);
       _mm512_store_si512(val_s, rd.val[0]);

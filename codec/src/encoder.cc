@@ -21,7 +21,9 @@ size_t stored_size(size_t n) {
   return 4 * c.page_words();
 }
 
-size_t compress_bound(size_t n) { return stored_size(n); }
+size_t compress_bound(size_t n) {
+  return stored_size(n);
+}
 
 struct Compressor::Impl {
   int level;
@@ -87,8 +89,8 @@ BlockType Compressor::Impl::choose_final(const BlockRange& b, const uint8_t* in,
       words = c.page_words();
     } else if (level >= 4) {
       if (k == 1) encode_steps(syms.data() + b.tok_begin, nt, fixed, fixed_steps.data());
-      emit_block(c, static_cast<BlockType>(k), k == 1 ? fixed_steps.data() : steps.data(), nt, in + b.byte_begin,
-                 n, k == 1 ? fixed : dyn, true);
+      emit_block(c, static_cast<BlockType>(k), k == 1 ? fixed_steps.data() : steps.data(), nt,
+                 in + b.byte_begin, n, k == 1 ? fixed : dyn, true);
       words = c.page_words();
     } else {
       uint64_t total = bits[k];
@@ -135,7 +137,8 @@ size_t Compressor::Impl::compress(const uint8_t* in, size_t n, uint8_t* out, siz
     const BlockRange& b = blocks[k];
     const bool final_block = k + 1 == blocks.size();
     const size_t nt = b.tok_end - b.tok_begin;
-    if (types[k] != BlockType::kStored || final_block) encode_steps(syms.data() + b.tok_begin, nt, codes[k], steps.data());
+    if (types[k] != BlockType::kStored || final_block)
+      encode_steps(syms.data() + b.tok_begin, nt, codes[k], steps.data());
     const BlockType type = final_block ? choose_final(b, in, codes[k]) : types[k];
     if (type == BlockType::kFixed) encode_steps(syms.data() + b.tok_begin, nt, fixed, steps.data());
     LaneWriter::Sink sink = writer.sink();
@@ -160,6 +163,8 @@ Compressor& Compressor::operator=(Compressor&&) noexcept = default;
 size_t Compressor::compress(const void* in, size_t n, void* out, size_t out_cap) {
   return impl_->compress(static_cast<const uint8_t*>(in), n, static_cast<uint8_t*>(out), out_cap);
 }
-int Compressor::level() const { return impl_->level; }
+int Compressor::level() const {
+  return impl_->level;
+}
 
 }  // namespace gdfs::gdeflate

@@ -79,9 +79,8 @@ void build_code_lengths(const uint32_t* freq, unsigned n, unsigned max_len, uint
     lens[a] = lens[b] = 1;
     return;
   }
-  std::sort(leaves.begin(), leaves.begin() + used, [](const Leaf& x, const Leaf& y) {
-    return x.freq != y.freq ? x.freq < y.freq : x.sym < y.sym;
-  });
+  std::sort(leaves.begin(), leaves.begin() + used,
+            [](const Leaf& x, const Leaf& y) { return x.freq != y.freq ? x.freq < y.freq : x.sym < y.sym; });
   std::array<unsigned, 288> depth{};
   optimal_depths(leaves.data(), used, depth.data());
   unsigned max_depth = 0;

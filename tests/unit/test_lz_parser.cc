@@ -49,8 +49,9 @@ Bytes random_bytes(size_t n, uint32_t seed) {
 
 // Text-like data: words from a small vocabulary, so there are many short and medium matches.
 Bytes wordy(size_t n, uint32_t seed) {
-  static const char* kWords[] = {"the ", "quick ", "brown ", "fox ", "jumps ", "over ", "lazy ", "dog ",
-                                 "page ", "lane ", "huffman ", "deflate ", "\n", "gpu ", "kernel "};
+  static const char* kWords[] = {"the ",     "quick ",   "brown ", "fox ",  "jumps ",
+                                 "over ",    "lazy ",    "dog ",   "page ", "lane ",
+                                 "huffman ", "deflate ", "\n",     "gpu ",  "kernel "};
   std::mt19937 rng(seed);
   Bytes b;
   while (b.size() < n) {

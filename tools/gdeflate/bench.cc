@@ -219,9 +219,12 @@ void bench_level(const Corpus& c, int level, double min_seconds, std::ostream& o
 // The page decoder our Decompressor picked on this CPU, since it changes the decompression speed.
 const char* decoder_name() {
   switch (gd::Decompressor().path()) {
-    case gd::DecodePath::kScalar: return "scalar";
-    case gd::DecodePath::kAvx512: return "AVX-512";
-    case gd::DecodePath::kAuto: break;
+    case gd::DecodePath::kScalar:
+      return "scalar";
+    case gd::DecodePath::kAvx512:
+      return "AVX-512";
+    case gd::DecodePath::kAuto:
+      break;
   }
   return "auto";
 }

@@ -12,7 +12,7 @@
 namespace gdfs::gdeflate {
 
 inline constexpr size_t kMaxPageBytes = 65536;  // largest uncompressed page
-inline constexpr int kMinLevel = 0;              // 0 = stored blocks only
+inline constexpr int kMinLevel = 0;             // 0 = stored blocks only
 inline constexpr int kMaxLevel = 12;
 inline constexpr int kDefaultLevel = 6;
 inline constexpr unsigned kLanes = 32;

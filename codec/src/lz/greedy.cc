@@ -92,8 +92,12 @@ class GreedyParser final : public Parser {
 
 }  // namespace
 
-std::unique_ptr<Parser> make_fastest_parser() { return std::make_unique<FastestParser>(); }
+std::unique_ptr<Parser> make_fastest_parser() {
+  return std::make_unique<FastestParser>();
+}
 
-std::unique_ptr<Parser> make_greedy_parser(const ChainParams& p) { return std::make_unique<GreedyParser>(p); }
+std::unique_ptr<Parser> make_greedy_parser(const ChainParams& p) {
+  return std::make_unique<GreedyParser>(p);
+}
 
 }  // namespace gdfs::gdeflate::lz

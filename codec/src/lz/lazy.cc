@@ -7,11 +7,15 @@
 namespace gdfs::gdeflate::lz {
 namespace {
 
-inline int bsr(uint32_t x) { return 31 - __builtin_clz(x); }
+inline int bsr(uint32_t x) {
+  return 31 - __builtin_clz(x);
+}
 
 // Rough value of a match in bits saved: each matched byte is worth ~4 bits more than the token costs,
 // and every doubling of the distance adds an extra bit to the token.
-inline int score(const Match& m) { return 4 * static_cast<int>(m.len) - bsr(m.dist); }
+inline int score(const Match& m) {
+  return 4 * static_cast<int>(m.len) - bsr(m.dist);
+}
 
 class LazyParser final : public Parser {
  public:
@@ -88,6 +92,8 @@ class LazyParser final : public Parser {
 
 }  // namespace
 
-std::unique_ptr<Parser> make_lazy_parser(const ChainParams& p) { return std::make_unique<LazyParser>(p); }
+std::unique_ptr<Parser> make_lazy_parser(const ChainParams& p) {
+  return std::make_unique<LazyParser>(p);
+}
 
 }  // namespace gdfs::gdeflate::lz

@@ -8,10 +8,10 @@
 //     [--chain depth,nice,max_dist3,lazy_steps,good | --opt depth,nice,passes]
 #include <libdeflate.h>
 
-#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -102,9 +102,12 @@ int main(int argc, char** argv) {
                           &cp.good) == 5;
     } else if (!std::strcmp(argv[i], "--opt") && i + 1 < argc) {
       opt = std::sscanf(argv[++i], "%u,%u,%u", &op.depth, &op.nice, &op.passes) == 3;
-    } else if (!std::strcmp(argv[i], "--nolibdeflate")) libd = false;
-    else if (!std::strcmp(argv[i], "--noverify")) verify = false;
-    else levels.push_back(std::atoi(argv[i]));
+    } else if (!std::strcmp(argv[i], "--nolibdeflate"))
+      libd = false;
+    else if (!std::strcmp(argv[i], "--noverify"))
+      verify = false;
+    else
+      levels.push_back(std::atoi(argv[i]));
   }
   if (levels.empty())
     for (int l = 1; l <= 12; ++l) levels.push_back(l);
@@ -113,7 +116,9 @@ int main(int argc, char** argv) {
   std::printf("lvl   ours: ratio    MB/s | libdeflate: ratio    MB/s | size ours/libd\n");
   std::vector<uint8_t> out(kPage * 2), rebuilt;
   for (int level : levels) {
-    auto parser = chain ? lz::make_chain_parser(cp) : opt ? lz::make_near_optimal_parser(op) : make_parser(level);
+    auto parser = chain ? lz::make_chain_parser(cp)
+                  : opt ? lz::make_near_optimal_parser(op)
+                        : make_parser(level);
     TokenVec toks;
     // Best of three runs: the build machine is shared, so single timings are noisy.
     double ours_s = 1e30, t0 = 0;
@@ -153,7 +158,8 @@ int main(int argc, char** argv) {
     }
     const double mb = data.size() / 1e6;
     std::printf("%3d  %11.4f %7.1f | %16.4f %7.1f | %.4f\n", level, data.size() / ours_bytes, mb / ours_s,
-                libd ? data.size() / ld_bytes : 0.0, libd ? mb / ld_s : 0.0, libd ? ours_bytes / ld_bytes : 0.0);
+                libd ? data.size() / ld_bytes : 0.0, libd ? mb / ld_s : 0.0,
+                libd ? ours_bytes / ld_bytes : 0.0);
     std::fflush(stdout);
   }
   return 0;

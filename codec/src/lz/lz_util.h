@@ -26,8 +26,12 @@ inline uint64_t load64(const uint8_t* p) {
 // Multiplicative hashes (Knuth's golden-ratio constant): the high bits of the product mix every input
 // byte, so we keep the top `bits` bits. The 3-byte hash masks the fourth byte out of a 4-byte load, so
 // it too is only used where 4 bytes are readable.
-inline uint32_t hash4(uint32_t v, unsigned bits) { return (v * 0x9E3779B1u) >> (32 - bits); }
-inline uint32_t hash3(uint32_t v, unsigned bits) { return ((v & 0xFFFFFFu) * 0x9E3779B1u) >> (32 - bits); }
+inline uint32_t hash4(uint32_t v, unsigned bits) {
+  return (v * 0x9E3779B1u) >> (32 - bits);
+}
+inline uint32_t hash3(uint32_t v, unsigned bits) {
+  return ((v & 0xFFFFFFu) * 0x9E3779B1u) >> (32 - bits);
+}
 
 // Length of the common prefix of a and b, at most `max`. b is the current position and a an earlier one,
 // so reading max bytes from b bounds both reads. Compares 8 bytes at a time while 8 bytes remain.
@@ -47,7 +51,9 @@ inline uint32_t match_len_from(const uint8_t* a, const uint8_t* b, uint32_t star
   return start + match_len(a + start, b + start, max - start);
 }
 
-inline uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
+inline uint32_t min_u32(uint32_t a, uint32_t b) {
+  return a < b ? a : b;
+}
 
 // Tokens are written through a raw pointer into a buffer sized for the worst case (one literal per byte)
 // and copied to the caller's vector once; this keeps the hot loops free of capacity checks.
