@@ -4,7 +4,8 @@
 ensure_packages() {
   local missing=()
   for p in "$@"; do
-    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+    # dpkg -s also succeeds for removed packages whose config files remain: check the status line.
+    dpkg -s "$p" 2>/dev/null | grep -q '^Status: install ok installed' || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
   echo "installing: ${missing[*]}" >&2
@@ -18,4 +19,4 @@ ensure_packages() {
 GDFS_BUILD_PACKAGES=(cmake g++ make pkg-config libcli11-dev libgtest-dev libdeflate-dev zlib1g-dev
                      libxxhash-dev nlohmann-json3-dev)
 
-jobs() { nproc 2>/dev/null || echo 2; }
+njobs() { nproc 2>/dev/null || echo 2; }

@@ -45,9 +45,18 @@ struct Decompressor::Impl {
   std::array<uint32_t, kTablesSize> fixed_tables;
   std::array<uint32_t, kPrecodeTableSize> precode;
   std::array<uint8_t, kMaxPageBytes + kOutputSlack> scratch;  // SIMD output, with room for wide stores
+  DecodePath path;
   bool simd;
 
-  explicit Impl(DecodePath p) : simd(p != DecodePath::kScalar && avx512_usable()) { build_fixed_tables(); }
+  explicit Impl(DecodePath p) : path(pick_path(p)), simd(path != DecodePath::kScalar) {
+    build_fixed_tables();
+  }
+  static DecodePath pick_path(DecodePath want) {
+    if ((want == DecodePath::kAuto || want == DecodePath::kAvx512) && avx512_usable())
+      return DecodePath::kAvx512;
+    if (want != DecodePath::kScalar && avx2_usable()) return DecodePath::kAvx2;
+    return DecodePath::kScalar;
+  }
   void build_fixed_tables();
   Status decode(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_size);
   Status decode_blocks(LaneReader& r, Output& o);
@@ -72,7 +81,9 @@ Status Decompressor::Impl::stored_block(LaneReader& r, Output& o) {
   r.consume(0, 16);
   if (len > o.size - o.pos) return Status::kSizeMismatch;
   uint32_t remaining = len;
-  if (simd) avx512_stored(r, o, remaining);  // whole rounds, so the rest starts again at lane 0
+  // Whole rounds, so the rest starts again at lane 0.
+  if (path == DecodePath::kAvx512) avx512_stored(r, o, remaining);
+  if (path == DecodePath::kAvx2) avx2_stored(r, o, remaining);
   for (uint32_t k = 0; k < remaining; ++k) {
     const unsigned lane = k & 31;
     o.data[o.pos++] = static_cast<uint8_t>(r.buf[lane]);
@@ -186,7 +197,8 @@ Status Decompressor::Impl::huffman_block(LaneReader& r, Output& o, const uint32_
   OwedMatches m;
   bool eob = false;
   while (!eob) {
-    if (simd) avx512_rounds(r, o, m, tables);
+    if (path == DecodePath::kAvx512) avx512_rounds(r, o, m, tables);
+    if (path == DecodePath::kAvx2) avx2_rounds(r, o, m, tables);
     if (Status s = scalar_round(r, o, m, tables, eob); s != Status::kOk) return s;
   }
   // Lanes before the end-of-block lane that decoded a length in its round get one more round.
@@ -247,7 +259,7 @@ Status Decompressor::decompress(const void* in, size_t in_size, void* out, size_
 }
 
 DecodePath Decompressor::path() const {
-  return impl_->simd ? DecodePath::kAvx512 : DecodePath::kScalar;
+  return impl_->path;
 }
 
 }  // namespace gdfs::gdeflate

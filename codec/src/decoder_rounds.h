@@ -35,4 +35,9 @@ void avx512_rounds(LaneReader& r, Output& o, OwedMatches& m, const uint32_t* tab
 void avx512_stored(LaneReader& r, Output& o, uint32_t& remaining);
 bool avx512_usable();
 
+// The same two entry points for AVX2 machines (decoder_avx2.cc).
+void avx2_rounds(LaneReader& r, Output& o, OwedMatches& m, const uint32_t* tables);
+void avx2_stored(LaneReader& r, Output& o, uint32_t& remaining);
+bool avx2_usable();
+
 }  // namespace gdfs::gdeflate

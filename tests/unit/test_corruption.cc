@@ -56,25 +56,32 @@ std::vector<Page> own_pages() {
   return pages;
 }
 
-// Both decoder implementations, each reused across inputs (a failed decode must not poison the next
+// Every decoder implementation, each reused across inputs (a failed decode must not poison the next
 // one). They must agree on the status of every input, and on the bytes whenever it is kOk.
 class DualDecoder {
  public:
   Status run(const ExactBuf& in, size_t out_size, Bytes* out = nullptr) {
-    ExactBuf a(out_size), b(out_size);
+    ExactBuf a(out_size), b(out_size), c(out_size);
     const Status s = scalar_.decompress(in.data(), in.size(), a.data(), a.size());
     const Status t = simd_.decompress(in.data(), in.size(), b.data(), b.size());
-    EXPECT_TRUE(valid_status(s) && valid_status(t));
+    const Status u = avx2_.decompress(in.data(), in.size(), c.data(), c.size());
+    EXPECT_TRUE(valid_status(s) && valid_status(t) && valid_status(u));
     EXPECT_EQ(s, t) << "scalar and AVX-512 decoders disagree";
+    EXPECT_EQ(s, u) << "scalar and AVX2 decoders disagree";
     if (s == Status::kOk && t == Status::kOk) {
-      EXPECT_TRUE(std::equal(a.data(), a.data() + out_size, b.data())) << "decoders produce different bytes";
+      EXPECT_TRUE(std::equal(a.data(), a.data() + out_size, b.data()))
+          << "AVX-512 decoder produces other bytes";
+    }
+    if (s == Status::kOk && u == Status::kOk) {
+      EXPECT_TRUE(std::equal(a.data(), a.data() + out_size, c.data())) << "AVX2 decoder produces other bytes";
     }
     if (out) *out = a.bytes();
     return s;
   }
 
  private:
-  gdeflate::Decompressor scalar_{gdeflate::DecodePath::kScalar}, simd_{gdeflate::DecodePath::kAvx512};
+  gdeflate::Decompressor scalar_{gdeflate::DecodePath::kScalar}, simd_{gdeflate::DecodePath::kAvx512},
+      avx2_{gdeflate::DecodePath::kAvx2};
 };
 
 void check_truncations(const Page& p, size_t step) {

@@ -102,12 +102,13 @@ inline Bytes random_bytes(size_t n, uint64_t seed) {
   return b;
 }
 
-// Both decoder implementations; kAvx512 quietly means scalar on a CPU without AVX-512.
-inline constexpr gdeflate::DecodePath kPaths[] = {gdeflate::DecodePath::kScalar,
+// Every decoder implementation; a SIMD path the CPU lacks quietly falls back to the next one down.
+inline constexpr gdeflate::DecodePath kPaths[] = {gdeflate::DecodePath::kScalar, gdeflate::DecodePath::kAvx2,
                                                   gdeflate::DecodePath::kAvx512};
 
 inline const char* path_name(gdeflate::DecodePath p) {
   return p == gdeflate::DecodePath::kScalar   ? "scalar"
+         : p == gdeflate::DecodePath::kAvx2   ? "avx2"
          : p == gdeflate::DecodePath::kAvx512 ? "avx512"
                                               : "auto";
 }
@@ -121,15 +122,17 @@ inline Bytes decode(const Bytes& page, size_t out_size, gdeflate::Status* status
   return out.bytes();
 }
 
-// Decodes with both implementations and checks they agree (status always, bytes when kOk), as the
+// Decodes with every implementation and checks they agree (status always, bytes when kOk), as the
 // API promises. Returns the scalar result.
 inline Bytes decode_both(const Bytes& page, size_t out_size, gdeflate::Status* status) {
-  gdeflate::Status simd_status;
   Bytes out = decode(page, out_size, status, gdeflate::DecodePath::kScalar);
-  const Bytes simd = decode(page, out_size, &simd_status, gdeflate::DecodePath::kAvx512);
-  EXPECT_EQ(*status, simd_status) << "scalar and AVX-512 decoders disagree";
-  if (*status == gdeflate::Status::kOk && simd_status == gdeflate::Status::kOk) {
-    EXPECT_TRUE(out == simd) << "scalar and AVX-512 decoders produce different bytes";
+  for (gdeflate::DecodePath p : {gdeflate::DecodePath::kAvx2, gdeflate::DecodePath::kAvx512}) {
+    gdeflate::Status simd_status;
+    const Bytes simd = decode(page, out_size, &simd_status, p);
+    EXPECT_EQ(*status, simd_status) << "scalar and " << path_name(p) << " decoders disagree";
+    if (*status == gdeflate::Status::kOk && simd_status == gdeflate::Status::kOk) {
+      EXPECT_TRUE(out == simd) << "scalar and " << path_name(p) << " decoders produce different bytes";
+    }
   }
   return out;
 }

@@ -65,7 +65,7 @@ class Codec {
 
 class OurCodec : public Codec {
  public:
-  explicit OurCodec(int level) : compressor_(level) {}
+  OurCodec(int level, gd::DecodePath path) : compressor_(level), decompressor_(path) {}
   std::string name() const override { return "gdfs GDeflate"; }
   size_t bound(size_t n) const override { return gd::compress_bound(n); }
   size_t compress(Bytes in, std::span<uint8_t> out) override {
@@ -195,9 +195,9 @@ void print_row(std::ostream& out, const std::string& codec, int level, double ra
       << fixed(dmb, decimals) << " |\n";
 }
 
-void bench_level(const Corpus& c, int level, double min_seconds, std::ostream& out) {
+void bench_level(const Corpus& c, int level, double min_seconds, gd::DecodePath path, std::ostream& out) {
   const double mb = static_cast<double>(c.bytes) / 1e6;
-  OurCodec ours(level);
+  OurCodec ours(level, path);
   const Result a = measure(ours, c, level, min_seconds);
   const double ratio_a = static_cast<double>(c.bytes) / static_cast<double>(a.compressed);
   print_row(out, ours.name(), level, ratio_a, mb / a.compress_s, mb / a.decompress_s, 1);
@@ -216,11 +216,13 @@ void bench_level(const Corpus& c, int level, double min_seconds, std::ostream& o
   out.flush();
 }
 
-// The page decoder our Decompressor picked on this CPU, since it changes the decompression speed.
-const char* decoder_name() {
-  switch (gd::Decompressor().path()) {
+// The page decoder our Decompressor runs on this CPU, since it changes the decompression speed.
+const char* decoder_name(gd::DecodePath want) {
+  switch (gd::Decompressor(want).path()) {
     case gd::DecodePath::kScalar:
       return "scalar";
+    case gd::DecodePath::kAvx2:
+      return "AVX2";
     case gd::DecodePath::kAvx512:
       return "AVX-512";
     case gd::DecodePath::kAuto:
@@ -258,12 +260,12 @@ void run_bench(const BenchOptions& options, std::istream& in, std::ostream& out)
       << "date: " << utc_now() << "\n"
       << "method: single thread; every page round-trips before timing; each time is the best of passes\n"
       << "        totalling >= " << fixed(options.min_seconds, 2) << " s; MB/s = 10^6 uncompressed bytes/s\n"
-      << "gdfs decoder: " << decoder_name() << "\n"
+      << "gdfs decoder: " << decoder_name(options.decoder) << "\n"
       << "baseline: stock libdeflate " LIBDEFLATE_VERSION_STRING " raw DEFLATE on the same pages\n"
       << "ours / libdeflate: ratio, then speed ratios (> 1 means ours is faster)\n\n"
       << "| codec | level | ratio | compress MB/s | decompress MB/s |\n"
       << "| --- | ---: | ---: | ---: | ---: |\n";
-  for (int level : options.levels) bench_level(c, level, options.min_seconds, out);
+  for (int level : options.levels) bench_level(c, level, options.min_seconds, options.decoder, out);
 }
 
 }  // namespace gdfs::tools

@@ -6,12 +6,15 @@
 #include <string>
 #include <vector>
 
+#include "gdfs/gdeflate.h"
+
 namespace gdfs::tools {
 
 struct BenchOptions {
   std::vector<int> levels;         // each 0..12
   std::vector<std::string> files;  // "-" is the input stream
   double min_seconds = 1.0;        // each timing repeats whole passes until this much time has passed
+  gdeflate::DecodePath decoder = gdeflate::DecodePath::kAuto;
 };
 
 // Parses "6", "1,6,9,12" or "all"; nullopt when malformed or out of 0..12.

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <exception>
 #include <istream>
+#include <map>
 #include <ostream>
 #include <stdexcept>
 #include <string>
@@ -26,6 +27,7 @@ struct Args {
   std::string levels = std::to_string(gd::kDefaultLevel);
   std::vector<std::string> files;
   double min_seconds = 1.0;
+  gd::DecodePath decoder = gd::DecodePath::kAuto;
 };
 
 void add_io(CLI::App* cmd, Args& a) {
@@ -58,6 +60,13 @@ void add_bench(CLI::App* app, Args& a) {
   cmd->add_option("--min-time", a.min_seconds, "Repeat each timing until this many seconds have passed")
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
+  const std::map<std::string, gd::DecodePath> paths = {{"auto", gd::DecodePath::kAuto},
+                                                       {"scalar", gd::DecodePath::kScalar},
+                                                       {"avx2", gd::DecodePath::kAvx2},
+                                                       {"avx512", gd::DecodePath::kAvx512}};
+  cmd->add_option("--decoder", a.decoder, "Our decoder: auto, scalar, avx2 or avx512 (falls back if absent)")
+      ->transform(CLI::CheckedTransformer(paths, CLI::ignore_case))
+      ->default_str("auto");
   cmd->add_option("FILE", a.files, "Input files, - for standard input")->required();
 }
 
@@ -136,7 +145,8 @@ int gdeflate_main(int argc, char** argv, std::istream& in, std::ostream& out, st
   try {
     if (*comp) compress(a, in, out);
     if (*decomp) decompress(a, in, out);
-    if (app.got_subcommand("bench")) run_bench({*parse_levels(a.levels), a.files, a.min_seconds}, in, out);
+    if (app.got_subcommand("bench"))
+      run_bench({*parse_levels(a.levels), a.files, a.min_seconds, a.decoder}, in, out);
     return 0;
   } catch (const std::exception& e) {
     err << "gdeflate: error: " << e.what() << "\n";

@@ -46,13 +46,14 @@ class Compressor {
   std::unique_ptr<Impl> impl_;
 };
 
-// Which decoder implementation runs. Both give identical output and status on every input; kAuto
-// picks AVX-512 when the CPU has it (checked at run time) and the portable scalar code otherwise.
-enum class DecodePath : uint8_t { kAuto, kScalar, kAvx512 };
+// Which decoder implementation runs. All give identical output and status on every input; kAuto picks
+// the best the CPU has, checked at run time: AVX-512, then AVX2, then the portable scalar code.
+enum class DecodePath : uint8_t { kAuto, kScalar, kAvx512, kAvx2 };
 
 class Decompressor {
  public:
-  explicit Decompressor(DecodePath path = DecodePath::kAuto);  // kAvx512 without CPU support -> scalar
+  // A path the CPU lacks falls back to the next one down (kAvx512 -> kAvx2 -> kScalar).
+  explicit Decompressor(DecodePath path = DecodePath::kAuto);
   ~Decompressor();
   Decompressor(Decompressor&&) noexcept;
   Decompressor& operator=(Decompressor&&) noexcept;
