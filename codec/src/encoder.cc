@@ -1,8 +1,8 @@
 // GDeflate page encoder: parse (lz/), split into blocks, pick each block's type, lay out the lanes.
 //
 // Guarantee: the result is never larger than the page's stored form. Block types are chosen by exact
-// bit counts, and for the final block, where per-lane word padding decides the page size, by the exact
-// page size; if Huffman coding still loses overall, the page is re-emitted as stored blocks.
+// bit counts, and for the final block, where per-lane word padding decides the page size, by page size
+// (choose_final); if Huffman coding still loses overall, the page is re-emitted as stored blocks.
 #include <array>
 #include <stdexcept>
 #include <string>

@@ -161,6 +161,7 @@ TEST_F(Cli, UsageErrorsExitTwo) {
       {"decompress", "--raw", "--size", "65537", Path("in"), Path("c")},
       {"bench", "-l", "13", Path("in")},
       {"bench", "-l", "1,,6", Path("in")},
+      {"bench", "--decoder", "neon", Path("in")},
       {"bench"},
   };
   for (const auto& args : bad) {
@@ -190,6 +191,12 @@ TEST_F(Cli, Bench) {
   EXPECT_TRUE(contains(r.out, "| gdfs GDeflate | 1 |")) << r.out;
   EXPECT_TRUE(contains(r.out, "| ours / libdeflate | 1 |")) << r.out;
   EXPECT_TRUE(contains(r.out, "machine: ")) << r.out;
+}
+
+TEST_F(Cli, BenchForcesTheScalarDecoder) {
+  const CliResult r = gdeflate({"bench", "--min-time", "0", "-l", "1", "--decoder", "scalar", Path("in")});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "gdfs decoder: scalar")) << r.out;
 }
 
 TEST_F(Cli, BenchEmptyInputIsAnError) {

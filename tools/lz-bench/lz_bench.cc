@@ -1,11 +1,10 @@
-// Test-only benchmark (not part of the library): parses 64 KiB pages at each level, checks that the
-// tokens rebuild the page, estimates the Huffman-coded size from the tokens' own statistics (one block
-// per page plus a fixed header allowance) and compares with libdeflate's raw DEFLATE at the same level.
+// Parser-only benchmark (a developer tool for tuning codec/src/lz, not the product benchmark, which
+// is `gdeflate bench`): parses 64 KiB pages at each level, checks that the tokens rebuild the page,
+// estimates the Huffman-coded size from the tokens' own statistics (one block per page plus a fixed
+// header allowance) and compares with libdeflate's raw DEFLATE at the same level.
 //
-// Build with the flags of a Release library build (-O3, no -march):
-//   g++ -std=c++20 -O3 -I codec/src codec/src/lz/*.cc codec/src/huffman.cc -o /tmp/lz_bench -ldeflate
-//   /tmp/lz_bench /tmp/gdfs-corpora/pages.bin [levels...] [--nolibdeflate] [--noverify]
-//     [--chain depth,nice,max_dist3,lazy_steps,good | --opt depth,nice,passes]
+//   build/tools/lz-bench/gdfs-lz-bench /tmp/gdfs-corpora/pages.bin [levels...] [--nolibdeflate]
+//     [--noverify] [--chain depth,nice,max_dist3,lazy_steps,good | --opt depth,nice,passes]
 #include <libdeflate.h>
 
 #include <cstdio>
@@ -15,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "../huffman.h"
-#include "../tables.h"
-#include "parser.h"
-#include "parsers.h"
+#include "huffman.h"
+#include "lz/parser.h"
+#include "lz/parsers.h"
+#include "tables.h"
 
 using namespace gdfs::gdeflate;
 
