@@ -46,11 +46,8 @@ struct Decompressor::Impl {
   std::array<uint32_t, kPrecodeTableSize> precode;
   std::array<uint8_t, kMaxPageBytes + kOutputSlack> scratch;  // SIMD output, with room for wide stores
   DecodePath path;
-  bool simd;
 
-  explicit Impl(DecodePath p) : path(pick_path(p)), simd(path != DecodePath::kScalar) {
-    build_fixed_tables();
-  }
+  explicit Impl(DecodePath p) : path(pick_path(p)) { build_fixed_tables(); }
   static DecodePath pick_path(DecodePath want) {
     if ((want == DecodePath::kAuto || want == DecodePath::kAvx512) && avx512_usable())
       return DecodePath::kAvx512;
@@ -242,10 +239,12 @@ Status Decompressor::Impl::decode(const uint8_t* in, size_t in_size, uint8_t* ou
   if (in_size % 4 != 0 || in_size < 4 * kLanes) return Status::kBadData;
   LaneReader r;
   r.init(in, in_size / 4);
-  // The SIMD path stores 16 bytes at a time, so it decodes into our scratch page, which has slack.
-  Output o{simd ? scratch.data() : out, out_size, 0};
+  // The SIMD paths store whole vectors past the bytes they produce, so they decode into our scratch
+  // page, which has slack; the scalar path writes exactly and decodes in place.
+  const bool wide = path != DecodePath::kScalar;
+  Output o{wide ? scratch.data() : out, out_size, 0};
   const Status s = decode_blocks(r, o);
-  if (s == Status::kOk && simd) std::memcpy(out, scratch.data(), out_size);
+  if (s == Status::kOk && wide) std::memcpy(out, scratch.data(), out_size);
   return s;
 }
 
