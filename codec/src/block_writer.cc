@@ -40,7 +40,7 @@ void BlockStats::add(const Sym& t) {
   extra_bits += kLitlenExtraBySym[t.lsym] + kDistExtraBySym[t.dsym];
 }
 
-void encode_steps(const Sym* s, size_t n, const BlockCodes& c, Step* out) {
+void encode_steps(const Sym* s, size_t n, const BlockCodes& c, Steps& out) {
   std::array<uint32_t, kNumDistSyms + 1> dcode{};
   std::array<uint8_t, kNumDistSyms + 1> dlen{};  // [kNoDist] stays 0: a literal has no distance step
   for (unsigned k = 0; k < kNumDistSyms; ++k) {
@@ -49,10 +49,10 @@ void encode_steps(const Sym* s, size_t n, const BlockCodes& c, Step* out) {
   }
   for (size_t i = 0; i < n; ++i) {
     const unsigned ls = s[i].lsym, ds = s[i].dsym, ll = c.litlen_len[ls], dl = dlen[ds];
-    out[i].lv = c.litlen_code[ls] | (uint32_t{s[i].lextra} << ll);
-    out[i].ln = static_cast<uint8_t>(ll + kLitlenExtraBySym[ls]);
-    out[i].dv = dcode[ds] | (uint32_t{s[i].dextra} << dl);
-    out[i].dn = static_cast<uint8_t>(dl ? dl + kDistExtraBySym[ds] : 0);
+    out.lv[i] = c.litlen_code[ls] | (uint32_t{s[i].lextra} << ll);
+    out.ln[i] = ll + kLitlenExtraBySym[ls];
+    out.dv[i] = dcode[ds] | (uint32_t{s[i].dextra} << dl);
+    out.dn[i] = dl ? dl + kDistExtraBySym[ds] : 0;
   }
 }
 

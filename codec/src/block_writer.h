@@ -8,6 +8,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
+#include <vector>
 
 #include "lane_writer.h"
 #include "tables.h"
@@ -68,13 +70,24 @@ struct BlockCodes {
   uint64_t data_bits(const BlockStats& s) const;  // symbols + extra bits + EOB
 };
 
-// A token's steps as put() arguments under one block's codes: its litlen code with extra bits, and
-// its distance code with extra bits (dn == 0 for a literal).
-struct Step {
-  uint32_t lv, dv;
-  uint8_t ln, dn;
+// The tokens' steps as put() arguments under one block's codes, one array per field (so SIMD code can
+// load them): token i's litlen code with its extra bits (lv, ln bits), and its distance code with its
+// extra bits (dv, dn bits; dn == 0 for a literal).
+struct Steps {
+  std::vector<uint32_t> lv, ln, dv, dn;
+  void resize(size_t n) {
+    lv.resize(n);
+    ln.resize(n);
+    dv.resize(n);
+    dn.resize(n);
+  }
 };
-void encode_steps(const Sym* s, size_t n, const BlockCodes& c, Step* out);
+void encode_steps(const Sym* s, size_t n, const BlockCodes& c, Steps& out);  // fills [0, n)
+
+// The full data rounds of emit_tokens with AVX-512 (emit_avx512.cc), from token i and the owed
+// distances given; stops when fewer than 32 tokens remain. Advances i and the owed state.
+void emit_full_rounds_avx512(LaneWriter::Sink& w, const Steps& s, size_t nt, size_t& i, uint32_t& pending,
+                             uint32_t* owed_v, uint32_t* owed_n);
 
 // Total bits of a stored encoding of n bytes, headers included.
 uint64_t stored_bits(size_t n);
@@ -122,19 +135,21 @@ void emit_dynamic_header(W& w, const BlockCodes& c) {
 // data-dependent branches (literal or match is a select, not a jump); the last rounds take the
 // general path.
 template <class W>
-void emit_tokens(W& w, const Step* s, size_t nt, const BlockCodes& c) {
+void emit_tokens(W& w, const Steps& s, size_t nt, const BlockCodes& c) {
   uint32_t pending = 0;
   std::array<uint32_t, 32> owed_v{};
   std::array<uint32_t, 32> owed_n{};  // not uint8_t: char stores would alias the writer
   size_t i = 0;
+  if constexpr (std::is_same_v<W, LaneWriter::Sink>) {
+    if (w.simd) emit_full_rounds_avx512(w, s, nt, i, pending, owed_v.data(), owed_n.data());
+  }
   while (i + 32 <= nt) {
     for (unsigned lane = 0; lane < 32; ++lane) {
       const uint32_t p = (pending >> lane) & 1, m = 0u - p;  // m: all ones when the lane owes
-      const Step& t = s[i];
-      w.put(lane, (owed_v[lane] & m) | (t.lv & ~m), (owed_n[lane] & m) | (t.ln & ~m));
-      owed_v[lane] = t.dv;  // meaningful only if the lane now owes; harmless otherwise
-      owed_n[lane] = t.dn;
-      pending = (pending & ~(1u << lane)) | (((p ^ 1) & (t.dn != 0)) << lane);
+      w.put(lane, (owed_v[lane] & m) | (s.lv[i] & ~m), (owed_n[lane] & m) | (s.ln[i] & ~m));
+      owed_v[lane] = s.dv[i];  // meaningful only if the lane now owes; harmless otherwise
+      owed_n[lane] = s.dn[i];
+      pending = (pending & ~(1u << lane)) | (((p ^ 1) & (s.dn[i] != 0)) << lane);
       i += p ^ 1;
     }
   }
@@ -150,10 +165,10 @@ void emit_tokens(W& w, const Step* s, size_t nt, const BlockCodes& c) {
         w.put(lane, c.litlen_code[kEob], c.litlen_len[kEob]);
         eob = true;
       } else {
-        w.put(lane, s[i].lv, s[i].ln);
-        if (s[i].dn) {
-          owed_v[lane] = s[i].dv;
-          owed_n[lane] = s[i].dn;
+        w.put(lane, s.lv[i], s.ln[i]);
+        if (s.dn[i]) {
+          owed_v[lane] = s.dv[i];
+          owed_n[lane] = s.dn[i];
           pending |= 1u << lane;
         }
         ++i;
@@ -168,7 +183,7 @@ enum class BlockType : uint8_t { kStored = 0, kFixed = 1, kDynamic = 2 };
 
 // One whole block: BFINAL/BTYPE, its header, its data. `data`/`n` are the block's input bytes.
 template <class W>
-void emit_block(W& w, BlockType type, const Step* t, size_t nt, const uint8_t* data, size_t n,
+void emit_block(W& w, BlockType type, const Steps& t, size_t nt, const uint8_t* data, size_t n,
                 const BlockCodes& c, bool final_block) {
   if (type == BlockType::kStored) return emit_stored(w, data, n, final_block);
   w.put(0, (final_block ? 1 : 0) | (static_cast<unsigned>(type) << 1), 3);

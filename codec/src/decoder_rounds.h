@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "cpu.h"
 #include "lane_reader.h"
 
 namespace gdfs::gdeflate {
@@ -33,11 +34,9 @@ void avx512_rounds(LaneReader& r, Output& o, OwedMatches& m, const uint32_t* tab
 // Stored-block body: copies whole 32-byte rounds while at least 32 bytes remain and input lasts;
 // decrements `remaining` by what it did and leaves the rest to the scalar code.
 void avx512_stored(LaneReader& r, Output& o, uint32_t& remaining);
-bool avx512_usable();
 
 // The same two entry points for AVX2 machines (decoder_avx2.cc).
 void avx2_rounds(LaneReader& r, Output& o, OwedMatches& m, const uint32_t* tables);
 void avx2_stored(LaneReader& r, Output& o, uint32_t& remaining);
-bool avx2_usable();
 
 }  // namespace gdfs::gdeflate

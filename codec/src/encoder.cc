@@ -31,7 +31,7 @@ struct Compressor::Impl {
   SplitParams split;
   TokenVec tokens;
   std::vector<Sym> syms;
-  std::vector<Step> steps, fixed_steps;
+  Steps steps, fixed_steps;
   std::vector<BlockRange> blocks;
   std::vector<BlockCodes> codes;  // dynamic codes, per block
   std::vector<BlockType> types;   // planned type, per block
@@ -88,9 +88,9 @@ BlockType Compressor::Impl::choose_final(const BlockRange& b, const uint8_t* in,
       count_stored(c, n);
       words = c.page_words();
     } else if (level >= 4) {
-      if (k == 1) encode_steps(syms.data() + b.tok_begin, nt, fixed, fixed_steps.data());
-      emit_block(c, static_cast<BlockType>(k), k == 1 ? fixed_steps.data() : steps.data(), nt,
-                 in + b.byte_begin, n, k == 1 ? fixed : dyn, true);
+      if (k == 1) encode_steps(syms.data() + b.tok_begin, nt, fixed, fixed_steps);
+      emit_block(c, static_cast<BlockType>(k), k == 1 ? fixed_steps : steps, nt, in + b.byte_begin, n,
+                 k == 1 ? fixed : dyn, true);
       words = c.page_words();
     } else {
       uint64_t total = bits[k];
@@ -138,11 +138,11 @@ size_t Compressor::Impl::compress(const uint8_t* in, size_t n, uint8_t* out, siz
     const bool final_block = k + 1 == blocks.size();
     const size_t nt = b.tok_end - b.tok_begin;
     if (types[k] != BlockType::kStored || final_block)
-      encode_steps(syms.data() + b.tok_begin, nt, codes[k], steps.data());
+      encode_steps(syms.data() + b.tok_begin, nt, codes[k], steps);
     const BlockType type = final_block ? choose_final(b, in, codes[k]) : types[k];
-    if (type == BlockType::kFixed) encode_steps(syms.data() + b.tok_begin, nt, fixed, steps.data());
+    if (type == BlockType::kFixed) encode_steps(syms.data() + b.tok_begin, nt, fixed, steps);
     LaneWriter::Sink sink = writer.sink();
-    emit_block(sink, type, steps.data(), nt, in + b.byte_begin, b.byte_end - b.byte_begin,
+    emit_block(sink, type, steps, nt, in + b.byte_begin, b.byte_end - b.byte_begin,
                type == BlockType::kFixed ? fixed : codes[k], final_block);
     writer.commit(sink);
   }

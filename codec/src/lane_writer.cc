@@ -1,6 +1,13 @@
 #include "lane_writer.h"
 
+#include "cpu.h"
+
 namespace gdfs::gdeflate {
+
+LaneWriter::LaneWriter(bool allow_simd)
+    : words_(32 * kLaneCap), order_(32 * kLaneCap + 32), simd_(allow_simd && avx512_usable()) {
+  reset();
+}
 
 void LaneWriter::reset() {
   for (unsigned i = 0; i < 32; ++i) {

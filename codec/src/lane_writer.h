@@ -27,6 +27,7 @@ class LaneWriter {
     uint16_t* order;     // lane of each word, in stream order
     size_t norder, order_cap;
     bool overflow;
+    bool simd;  // emit full data rounds with AVX-512 (block_writer.h)
 
     // One decode step of `n` bits (0 < n <= 32) on `lane`: the code, then its extra bits.
     //
@@ -52,11 +53,13 @@ class LaneWriter {
     void put_stored_body(const uint8_t* data, size_t len);
   };
 
-  LaneWriter() : words_(32 * kLaneCap), order_(32 * kLaneCap + 32) { reset(); }
+  // `allow_simd`: let hot loops use AVX-512 when the CPU has it (the output is the same either way).
+  explicit LaneWriter(bool allow_simd = true);
   void reset();
 
   Sink sink() {
-    return {words_.data(), acc_.data(), consumed_.data(), order_.data(), norder_, order_.size(), overflow_};
+    return {words_.data(), acc_.data(),   consumed_.data(), order_.data(),
+            norder_,       order_.size(), overflow_,        simd_};
   }
   void commit(const Sink& s) {
     norder_ = s.norder;
@@ -80,6 +83,7 @@ class LaneWriter {
   std::vector<uint16_t> order_;  // not uint8_t: char stores alias everything
   size_t norder_;
   bool overflow_;
+  bool simd_;
 };
 
 }  // namespace gdfs::gdeflate
