@@ -244,7 +244,8 @@ Status Decompressor::Impl::decode(const uint8_t* in, size_t in_size, uint8_t* ou
   const bool wide = path != DecodePath::kScalar;
   Output o{wide ? scratch.data() : out, out_size, 0};
   const Status s = decode_blocks(r, o);
-  if (s == Status::kOk && wide) std::memcpy(out, scratch.data(), out_size);
+  if (s == Status::kOk && wide && out_size)
+    std::memcpy(out, scratch.data(), out_size);  // out may be null if 0
   return s;
 }
 
