@@ -137,7 +137,8 @@ size_t Compressor::Impl::compress(const uint8_t* in, size_t n, uint8_t* out, siz
     const BlockRange& b = blocks[k];
     const bool final_block = k + 1 == blocks.size();
     const size_t nt = b.tok_end - b.tok_begin;
-    if (types[k] != BlockType::kStored || final_block)
+    // Dynamic steps: for a dynamic block, and for the final block, whose choice may dry-run them.
+    if (types[k] == BlockType::kDynamic || final_block)
       encode_steps(syms.data() + b.tok_begin, nt, codes[k], steps);
     const BlockType type = final_block ? choose_final(b, in, codes[k]) : types[k];
     if (type == BlockType::kFixed) encode_steps(syms.data() + b.tok_begin, nt, fixed, steps);
