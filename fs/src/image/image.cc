@@ -1,0 +1,232 @@
+// Opening an image and reading from it. Validation of the metadata lives in validate.cc.
+#include "gdfs/image.h"
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstring>
+
+#include "gdfs/checksum.h"
+#include "gdfs/gdeflate.h"
+
+namespace gdfs {
+
+static_assert(std::endian::native == std::endian::little, "the image format is little-endian");
+
+namespace {
+
+uint64_t file_size_of(int fd, const std::string& path) {
+  struct stat st {};
+  if (fstat(fd, &st) != 0) throw ImageError(path + ": cannot stat: " + std::strerror(errno));
+  if (S_ISREG(st.st_mode)) return static_cast<uint64_t>(st.st_size);
+  if (S_ISBLK(st.st_mode)) {  // an image written straight to a partition
+    uint64_t bytes = 0;
+    if (ioctl(fd, BLKGETSIZE64, &bytes) != 0)
+      throw ImageError(path + ": cannot get the device size: " + std::strerror(errno));
+    return bytes;
+  }
+  throw ImageError(path + ": not a regular file or block device");
+}
+
+bool pread_all(int fd, void* buf, size_t n, uint64_t off) {
+  auto* p = static_cast<uint8_t*>(buf);
+  while (n > 0) {
+    ssize_t got = pread(fd, p, n, static_cast<off_t>(off));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    p += got;
+    n -= static_cast<size_t>(got);
+    off += static_cast<uint64_t>(got);
+  }
+  return true;
+}
+
+}  // namespace
+
+std::unique_ptr<Image> Image::open(const std::string& path) {
+  std::unique_ptr<Image> img(new Image());
+  img->name_ = path;
+  img->fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (img->fd_ < 0) throw ImageError(path + ": cannot open: " + std::strerror(errno));
+  img->load(file_size_of(img->fd_, path));
+  return img;
+}
+
+std::unique_ptr<Image> Image::from_memory(std::vector<uint8_t> bytes, std::string name) {
+  std::unique_ptr<Image> img(new Image());
+  img->name_ = std::move(name);
+  img->memory_ = std::move(bytes);
+  img->load(img->memory_.size());
+  return img;
+}
+
+Image::~Image() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void Image::fail(const std::string& what) const {
+  throw ImageError(name_ + ": " + what);
+}
+
+std::string Image::describe(uint32_t ino, uint64_t page, std::string_view what) const {
+  std::string s = name_ + ": ";
+  if (ino != 0) s += "inode " + std::to_string(ino) + " (page " + std::to_string(page) + "): ";
+  s += what;
+  return s;
+}
+
+bool Image::read_stored(const format::PageEntry& e, uint8_t* out) const {
+  if (fd_ >= 0) return pread_all(fd_, out, e.csize, e.offset);
+  // Validation guarantees the entry lies inside the image, hence inside memory_.
+  std::memcpy(out, memory_.data() + e.offset, e.csize);
+  return true;
+}
+
+const format::Inode& Image::inode(uint32_t ino) const {
+  if (ino == 0 || ino > inodes_.size()) fail("inode " + std::to_string(ino) + " out of range");
+  return inodes_[ino - 1];
+}
+
+std::span<const format::Dirent> Image::dirents(uint32_t dir_ino) const {
+  const format::Inode& in = inode(dir_ino);
+  if ((in.mode & 0170000u) != 0040000u) fail("inode " + std::to_string(dir_ino) + " is not a directory");
+  return dirents_.subspan(in.a, in.b);
+}
+
+std::string_view Image::blob_string(uint32_t offset) const {
+  return {reinterpret_cast<const char*>(blob_.data()) + offset + 1, blob_[offset]};
+}
+
+uint32_t Image::lookup(uint32_t dir_ino, std::string_view name) const {
+  auto ents = dirents(dir_ino);
+  auto it = std::lower_bound(ents.begin(), ents.end(), name,
+                             [&](const format::Dirent& d, std::string_view n) { return this->name(d) < n; });
+  return it != ents.end() && this->name(*it) == name ? it->ino : 0;
+}
+
+uint32_t Image::resolve(std::string_view path) const {
+  uint32_t ino = format::kRootIno;
+  while (!path.empty()) {
+    size_t slash = path.find('/');
+    std::string_view part = path.substr(0, slash);
+    path = slash == std::string_view::npos ? std::string_view{} : path.substr(slash + 1);
+    if (part.empty() || part == ".") continue;
+    if (type(ino) != 0040000u) return 0;
+    ino = part == ".." ? inode(ino).c : lookup(ino, part);
+    if (ino == 0) return 0;
+  }
+  return ino;
+}
+
+std::string_view Image::symlink_target(uint32_t ino) const {
+  const format::Inode& in = inode(ino);
+  if ((in.mode & 0170000u) != 0120000u) fail("inode " + std::to_string(ino) + " is not a symlink");
+  return {reinterpret_cast<const char*>(blob_.data()) + in.a, in.b};
+}
+
+std::span<const format::XattrPair> Image::xattrs(uint32_t ino) const {
+  const format::Inode& in = inode(ino);
+  if (in.xattr == format::kNone) return {};
+  const format::XattrSet& set = xattr_sets_[in.xattr];
+  return xattr_pairs_.subspan(set.first_pair, set.count);
+}
+
+std::string_view Image::xattr_value(const format::XattrPair& p) const {
+  return {reinterpret_cast<const char*>(blob_.data()) + p.value, p.value_len};
+}
+
+uint64_t Image::logical_pages(uint32_t ino) const {
+  return format::page_count_of(inode(ino).size, sb_.page_log2);
+}
+
+PageRef Image::page_ref(uint32_t ino, uint64_t index) const {
+  const format::Inode& in = inode(ino);
+  if ((in.mode & 0170000u) != 0100000u) fail("inode " + std::to_string(ino) + " is not a regular file");
+  const uint64_t n = logical_pages(ino);
+  if (index >= n) throw ImageError(describe(ino, index, "page index past the end of the file"));
+  const uint64_t ps = page_size();
+  PageRef ref;
+  ref.length = static_cast<uint32_t>(std::min<uint64_t>(ps, in.size - index * ps));
+  if (in.b != format::kNone && index == n - 1) {
+    ref.kind = PageRef::kTail;
+    ref.entry = in.b;
+    ref.offset = in.c;
+    return ref;
+  }
+  uint64_t before = 0;
+  if (in.mode & format::kInodeSparse) {
+    auto rec = std::lower_bound(sparse_.begin(), sparse_.end(), ino,
+                                [](const format::SparseFile& s, uint32_t i) { return s.ino < i; });
+    auto runs = holes_.subspan(rec->first_run, rec->run_count);
+    auto run = std::upper_bound(runs.begin(), runs.end(), index,
+                                [](uint64_t i, const format::HoleRun& r) { return i < r.first_page; });
+    if (run != runs.begin()) {
+      --run;
+      if (index < uint64_t{run->first_page} + run->count) return ref;  // kHole
+      before = uint64_t{run->holes_before} + run->count;
+    }
+  }
+  ref.kind = PageRef::kPage;
+  ref.entry = in.a + index - before;
+  return ref;
+}
+
+PageStatus Image::read_page(uint64_t entry, PageDecoder& dec, uint8_t* out) const {
+  const format::PageEntry& e = pages_[entry];
+  std::vector<uint8_t> stored(e.csize);
+  if (!read_stored(e, stored.data())) return PageStatus::kIoError;
+  return dec.decode(e, stored.data(), out);
+}
+
+size_t Image::read(uint32_t ino, uint64_t offset, size_t len, uint8_t* out, PageDecoder& dec) const {
+  const format::Inode& in = inode(ino);
+  if ((in.mode & 0170000u) != 0100000u) fail("inode " + std::to_string(ino) + " is not a regular file");
+  if (offset >= in.size) return 0;
+  len = static_cast<size_t>(std::min<uint64_t>(len, in.size - offset));
+  const uint64_t ps = page_size();
+  std::vector<uint8_t> page(ps);
+  size_t done = 0;
+  while (done < len) {
+    const uint64_t pos = offset + done;
+    const uint64_t index = pos / ps;
+    const uint32_t in_page = static_cast<uint32_t>(pos % ps);
+    const size_t n = std::min<size_t>(len - done, ps - in_page);
+    PageRef ref = page_ref(ino, index);
+    if (ref.kind == PageRef::kHole) {
+      std::memset(out + done, 0, n);
+    } else {
+      PageStatus st = read_page(ref.entry, dec, page.data());
+      if (st != PageStatus::kOk) throw ImageError(describe(ino, index, page_status_message(st)));
+      std::memcpy(out + done, page.data() + ref.offset + in_page, n);
+    }
+    done += n;
+  }
+  return len;
+}
+
+void Image::load(uint64_t file_size) {
+  if (file_size < format::kSuperblockSize)
+    fail("too small to be a gdfs image (" + std::to_string(file_size) + " bytes)");
+  auto read_at = [&](void* buf, size_t n, uint64_t off) {
+    if (fd_ < 0) {
+      std::memcpy(buf, memory_.data() + off, n);  // callers checked off + n <= file_size
+    } else if (!pread_all(fd_, buf, n, off)) {
+      fail(std::string("read error: ") + (errno ? std::strerror(errno) : "short read"));
+    }
+  };
+  read_at(&sb_, sizeof sb_, 0);
+  validate_superblock(file_size);
+  meta_.resize(sb_.meta_size);
+  read_at(meta_.data(), meta_.size(), sb_.meta_offset);
+  if (checksum64(meta_.data(), meta_.size()) != sb_.meta_checksum) fail("metadata checksum mismatch");
+  map_sections();
+  validate();
+}
+
+}  // namespace gdfs

@@ -1,0 +1,294 @@
+// Validation of an image at open: the superblock, then every metadata record once. After this, every
+// index stored in the metadata is known to be in range, every name well formed, every directory sorted
+// and reachable from the root exactly once, and every page entry inside the data region, so the
+// accessors in image.cc index without checks. docs/FORMAT.md ("A compliant reader must") lists the
+// same rules.
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "gdfs/checksum.h"
+#include "gdfs/gdeflate.h"
+#include "gdfs/image.h"
+
+namespace gdfs {
+
+namespace {
+
+constexpr uint32_t kTypeMask = 0170000u;
+constexpr uint32_t kDir = 0040000u, kReg = 0100000u, kLnk = 0120000u;
+
+bool known_type(uint32_t t) {
+  switch (t) {
+    case 0010000u:  // fifo
+    case 0020000u:  // chr
+    case kDir:
+    case 0060000u:  // blk
+    case kReg:
+    case kLnk:
+    case 0140000u:  // sock
+      return true;
+    default:
+      return false;
+  }
+}
+
+// a + b <= limit, without overflow.
+bool fits(uint64_t a, uint64_t b, uint64_t limit) {
+  return a <= limit && b <= limit - a;
+}
+
+std::string hex(uint64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+}  // namespace
+
+void Image::validate_superblock(uint64_t file_size) {
+  using namespace format;
+  if (std::memcmp(sb_.magic, kMagic, sizeof kMagic) != 0) fail("not a gdfs image (bad magic)");
+  if (sb_.major != kMajor)
+    fail("format version " + std::to_string(sb_.major) + "." + std::to_string(sb_.minor) +
+         " is not supported (this reader reads " + std::to_string(kMajor) + ".x)");
+  if (sb_.sb_size != kSuperblockSize) fail("bad superblock size " + std::to_string(sb_.sb_size));
+  if (checksum64(&sb_, offsetof(Superblock, sb_checksum)) != sb_.sb_checksum)
+    fail("superblock checksum mismatch");
+  if (uint64_t unknown = sb_.incompat & ~kKnownIncompat)
+    fail("image needs features this reader does not have (incompat bits " + hex(unknown) + ")");
+  if (sb_.page_log2 < kMinPageLog2 || sb_.page_log2 > kMaxPageLog2)
+    fail("bad page size 2^" + std::to_string(sb_.page_log2));
+  if (sb_.image_size > file_size)
+    fail("truncated: the image is " + std::to_string(sb_.image_size) + " bytes but the file has " +
+         std::to_string(file_size));
+  if (sb_.data_offset < kSuperblockSize || sb_.data_offset % kPageAlign != 0 ||
+      !fits(sb_.data_offset, sb_.data_size, sb_.meta_offset) || sb_.meta_offset % kSectionAlign != 0 ||
+      !fits(sb_.meta_offset, sb_.meta_size, sb_.image_size) ||
+      sb_.meta_offset + sb_.meta_size != sb_.image_size)
+    fail("superblock regions are inconsistent");
+}
+
+void Image::map_sections() {
+  using namespace format;
+  auto section = [&](Section s, size_t entry_size) -> std::span<const uint8_t> {
+    const SectionRef& r = sb_.sections[s];
+    if (r.offset % kSectionAlign != 0 || r.offset < sb_.meta_offset ||
+        !fits(r.offset - sb_.meta_offset, r.size, sb_.meta_size) || r.size % entry_size != 0)
+      fail("metadata section " + std::to_string(s) + " is out of bounds");
+    return {meta_.data() + (r.offset - sb_.meta_offset), r.size};
+  };
+  // The metadata buffer is suitably aligned for every struct (operator new, offsets multiple of 8), and
+  // all the structs are trivially copyable implicit-lifetime types.
+  auto table = [&]<typename T>(Section s, std::span<const T>& out) {
+    auto bytes = section(s, sizeof(T));
+    out = {reinterpret_cast<const T*>(bytes.data()), bytes.size() / sizeof(T)};
+  };
+  table(kSecInodes, inodes_);
+  table(kSecDirents, dirents_);
+  table(kSecPages, pages_);
+  table(kSecSparse, sparse_);
+  table(kSecHoleRuns, holes_);
+  table(kSecXattrSets, xattr_sets_);
+  table(kSecXattrPairs, xattr_pairs_);
+  table(kSecUids, uids_);
+  table(kSecGids, gids_);
+  table(kSecBlob, blob_);
+  if (inodes_.size() != sb_.inode_count || inodes_.empty() || inodes_.size() >= kNone)
+    fail("inode count does not match the inode table");
+  if (pages_.size() != sb_.page_count || pages_.size() >= kNone)
+    fail("page count does not match the page table");
+  if (dirents_.size() >= kNone || uids_.size() > 65536 || gids_.size() > 65536 || blob_.size() >= kNone)
+    fail("metadata tables are too large");
+}
+
+// One pass per table. Each method throws through Image::fail with the record it rejects.
+struct Validator {
+  Image& img;
+  std::vector<uint8_t> dir_refs;  // how many dirents name each directory inode
+
+  void run() {
+    pages();
+    sparse();
+    xattrs();
+    dir_refs.assign(img.inodes_.size() + 1, 0);
+    for (uint32_t ino = 1; ino <= img.inodes_.size(); ++ino) inode(ino);
+    if ((img.inodes_[0].mode & kTypeMask) != kDir || img.inodes_[0].c != format::kRootIno)
+      img.fail("inode 1 (the root) is not a directory");
+    reachability();
+  }
+
+  [[noreturn]] void bad_inode(uint32_t ino, const std::string& what) {
+    img.fail("inode " + std::to_string(ino) + ": " + what);
+  }
+
+  // A length-prefixed string in the blob: 1..255 bytes inside the blob.
+  bool string_ok(uint32_t off) const {
+    return off < img.blob_.size() && img.blob_[off] != 0 &&
+           fits(off + 1ull, img.blob_[off], img.blob_.size());
+  }
+
+  void pages() {
+    const uint64_t data_end = img.sb_.data_offset + img.sb_.data_size;
+    for (size_t i = 0; i < img.pages_.size(); ++i) {
+      const format::PageEntry& e = img.pages_[i];
+      auto bad = [&](const char* what) { img.fail("page entry " + std::to_string(i) + ": " + what); };
+      if (e.usize == 0 || e.usize > img.page_size()) bad("bad decoded size");
+      if (e.csize == 0 || e.offset % format::kPageAlign != 0 || e.offset < img.sb_.data_offset ||
+          !fits(e.offset, e.csize, data_end))
+        bad("stored bytes outside the data region");
+      if (e.flags & ~format::kPageKnownFlags) bad("unknown flags");
+      if (e.codec == format::kCodecStored) {
+        if (e.csize != e.usize) bad("stored page of the wrong size");
+      } else if (e.codec == format::kCodecGDeflate) {
+        if (e.csize > gdeflate::compress_bound(e.usize)) bad("GDeflate page larger than its bound");
+      } else {
+        bad("unknown codec");
+      }
+    }
+  }
+
+  void sparse() {
+    uint32_t prev = 0;
+    for (const format::SparseFile& s : img.sparse_) {
+      auto bad = [&](const char* what) { bad_inode(s.ino, std::string("hole map: ") + what); };
+      if (s.ino <= prev || s.ino > img.inodes_.size()) bad("records out of order or out of range");
+      prev = s.ino;
+      const format::Inode& in = img.inodes_[s.ino - 1];
+      if ((in.mode & kTypeMask) != kReg || !(in.mode & format::kInodeSparse)) bad("not a sparse file");
+      if (s.run_count == 0 || !fits(s.first_run, s.run_count, img.holes_.size())) bad("runs out of range");
+      const uint64_t n = img.logical_pages(s.ino);
+      uint64_t next = 0, total = 0;
+      for (const format::HoleRun& r : img.holes_.subspan(s.first_run, s.run_count)) {
+        if (r.count == 0 || r.first_page < next || r.holes_before != total) bad("runs overlap or miscount");
+        next = uint64_t{r.first_page} + r.count;
+        total += r.count;
+        if (next > n) bad("run past the end of the file");
+      }
+      if (total != s.hole_pages) bad("hole count mismatch");
+    }
+  }
+
+  void xattrs() {
+    for (size_t i = 0; i < img.xattr_sets_.size(); ++i) {
+      const format::XattrSet& set = img.xattr_sets_[i];
+      auto bad = [&](const char* what) { img.fail("xattr set " + std::to_string(i) + ": " + what); };
+      if (set.count == 0 || !fits(set.first_pair, set.count, img.xattr_pairs_.size())) bad("out of range");
+      std::string_view prev;
+      for (const format::XattrPair& p : img.xattr_pairs_.subspan(set.first_pair, set.count)) {
+        if (!string_ok(p.key)) bad("bad key");
+        std::string_view key = img.blob_string(p.key);
+        if (key.find('\0') != std::string_view::npos || (!prev.empty() && key <= prev)) bad("keys unsorted");
+        if (p.value_len > 65536 || !fits(p.value, p.value_len, img.blob_.size())) bad("bad value");
+        prev = key;
+      }
+    }
+  }
+
+  void inode(uint32_t ino) {
+    const format::Inode& in = img.inodes_[ino - 1];
+    const uint32_t type = in.mode & kTypeMask;
+    if (!known_type(type)) bad_inode(ino, "unknown file type");
+    if ((in.mode >> 16) & ~(format::kInodeKnownFlags >> 16)) bad_inode(ino, "unknown inode flags");
+    if ((in.mode & format::kInodeSparse) && type != kReg) bad_inode(ino, "sparse flag on a non-file");
+    if (in.uid_idx >= img.uids_.size() || in.gid_idx >= img.gids_.size()) bad_inode(ino, "bad owner index");
+    if (in.xattr != format::kNone && in.xattr >= img.xattr_sets_.size()) bad_inode(ino, "bad xattr index");
+    if (in.mtime_nsec >= 1000000000u) bad_inode(ino, "bad mtime");
+    if (type == kReg) file(ino, in);
+    if (type == kDir) dir(ino, in);
+    if (type == kLnk && (!fits(in.a, in.b, img.blob_.size()) || in.size != in.b))
+      bad_inode(ino, "bad symlink target");
+  }
+
+  uint32_t hole_pages(uint32_t ino, const format::Inode& in) {
+    if (!(in.mode & format::kInodeSparse)) return 0;
+    auto rec = std::lower_bound(img.sparse_.begin(), img.sparse_.end(), ino,
+                                [](const format::SparseFile& s, uint32_t i) { return s.ino < i; });
+    if (rec == img.sparse_.end() || rec->ino != ino) bad_inode(ino, "sparse file without a hole map");
+    return rec->hole_pages;
+  }
+
+  // Whether logical page `index` of sparse-flagged file `ino` lies in one of its hole runs.
+  bool page_is_hole(uint32_t ino, const format::Inode& in, uint64_t index) {
+    if (!(in.mode & format::kInodeSparse)) return false;
+    auto rec = std::lower_bound(img.sparse_.begin(), img.sparse_.end(), ino,
+                                [](const format::SparseFile& s, uint32_t i) { return s.ino < i; });
+    auto runs = img.holes_.subspan(rec->first_run, rec->run_count);
+    auto run = std::upper_bound(runs.begin(), runs.end(), index,
+                                [](uint64_t i, const format::HoleRun& r) { return i < r.first_page; });
+    return run != runs.begin() && index < uint64_t{std::prev(run)->first_page} + std::prev(run)->count;
+  }
+
+  void file(uint32_t ino, const format::Inode& in) {
+    const uint64_t n = img.logical_pages(ino);
+    const uint64_t ps = img.page_size();
+    if (n > format::kNone) bad_inode(ino, "file too large");
+    const uint64_t last_len = n == 0 ? 0 : in.size - (n - 1) * ps;
+    const bool tail = in.b != format::kNone;
+    uint64_t holes = hole_pages(ino, in);
+    if (tail) {
+      if (n == 0 || last_len == ps || in.b >= img.pages_.size()) bad_inode(ino, "bad tail reference");
+      const format::PageEntry& pack = img.pages_[in.b];
+      if (!(pack.flags & format::kPageTailPack) || !fits(in.c, last_len, pack.usize))
+        bad_inode(ino, "tail outside its tail pack");
+      if (page_is_hole(ino, in, n - 1)) bad_inode(ino, "tail page is also a hole");
+    } else if (in.c != 0) {
+      bad_inode(ino, "tail offset without a tail");
+    }
+    if (holes + (tail ? 1 : 0) > n) bad_inode(ino, "more holes than pages");
+    const uint64_t entries = n - holes - (tail ? 1 : 0);
+    if (!fits(in.a, entries, img.pages_.size())) bad_inode(ino, "page entries out of range");
+    const bool last_is_entry = n > 0 && !tail && !page_is_hole(ino, in, n - 1);
+    for (uint64_t i = 0; i < entries; ++i) {
+      const format::PageEntry& e = img.pages_[in.a + i];
+      const uint64_t want = (last_is_entry && i == entries - 1) ? last_len : ps;
+      if ((e.flags & format::kPageTailPack) || e.usize != want)
+        bad_inode(ino, "page entry " + std::to_string(in.a + i) + " does not fit the file");
+    }
+  }
+
+  void dir(uint32_t ino, const format::Inode& in) {
+    if (!fits(in.a, in.b, img.dirents_.size())) bad_inode(ino, "entries out of range");
+    if (in.c == 0 || in.c > img.inodes_.size() || (img.inodes_[in.c - 1].mode & kTypeMask) != kDir)
+      bad_inode(ino, "bad parent");
+    std::string_view prev;
+    for (const format::Dirent& d : img.dirents_.subspan(in.a, in.b)) {
+      if (!string_ok(d.name)) bad_inode(ino, "bad entry name");
+      std::string_view name = img.blob_string(d.name);
+      if (name.find('/') != std::string_view::npos || name.find('\0') != std::string_view::npos ||
+          name == "." || name == "..")
+        bad_inode(ino, "invalid entry name");
+      if (!prev.empty() && name <= prev) bad_inode(ino, "entries not sorted or duplicated");
+      prev = name;
+      if (d.ino <= format::kRootIno || d.ino > img.inodes_.size()) bad_inode(ino, "entry names a bad inode");
+      const format::Inode& child = img.inodes_[d.ino - 1];
+      if ((child.mode & kTypeMask) == kDir) {
+        // A directory has exactly one name and knows its parent: the tree cannot loop.
+        if (dir_refs[d.ino]++ != 0 || child.c != ino) bad_inode(d.ino, "directory linked more than once");
+      }
+    }
+  }
+
+  // Every directory is reachable from the root, so walking up through parents always ends at the root.
+  void reachability() {
+    std::vector<uint32_t> stack{format::kRootIno};
+    size_t reached = 0;
+    while (!stack.empty()) {
+      uint32_t ino = stack.back();
+      stack.pop_back();
+      ++reached;
+      const format::Inode& in = img.inodes_[ino - 1];
+      for (const format::Dirent& d : img.dirents_.subspan(in.a, in.b))
+        if ((img.inodes_[d.ino - 1].mode & kTypeMask) == kDir) stack.push_back(d.ino);
+    }
+    size_t dirs = 0;
+    for (const format::Inode& in : img.inodes_) dirs += (in.mode & kTypeMask) == kDir;
+    if (reached != dirs) img.fail("a directory is not reachable from the root");
+  }
+};
+
+void Image::validate() {
+  Validator{*this, {}}.run();
+}
+
+}  // namespace gdfs

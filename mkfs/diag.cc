@@ -1,0 +1,62 @@
+#include "diag.h"
+
+#include <cstring>
+#include <ostream>
+
+#include "progress.h"
+
+namespace gdfs::mkfs {
+
+std::string display(std::string_view path) {
+  if (path.empty()) return ".";
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string s;
+  s.reserve(path.size());
+  for (const char ch : path) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c != 0x7f) {
+      s += ch;
+    } else {
+      s += "\\x";
+      s += kHex[c >> 4];
+      s += kHex[c & 15];
+    }
+  }
+  return s;
+}
+
+// Built by appending: GCC 12 warns (-Wrestrict, a false positive) on "literal" + std::string&&.
+std::string quoted(std::string_view path) {
+  std::string s = "'";
+  s += display(path);
+  s += '\'';
+  return s;
+}
+
+std::string io_message(std::string_view what, std::string_view path, int error) {
+  std::string s = "cannot ";
+  s += what;
+  s += ' ';
+  s += quoted(path);
+  s += ": ";
+  s += std::strerror(error);
+  return s;
+}
+
+void throw_io(std::string_view what, std::string_view path, int error) {
+  throw MkfsError(io_message(what, path, error));
+}
+
+void Diag::skip_entry(const std::string& message) {
+  if (!ignore_errors_) throw MkfsError(message);
+  ++skipped_;
+  progress_.clear();
+  err_ << "mkfs.gdfs: error: " << message << " (skipped)\n";
+}
+
+void Diag::warn(const std::string& message) {
+  progress_.clear();
+  err_ << "mkfs.gdfs: warning: " << message << "\n";
+}
+
+}  // namespace gdfs::mkfs

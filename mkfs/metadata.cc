@@ -1,0 +1,211 @@
+#include "metadata.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <map>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "diag.h"
+#include "gdfs/checksum.h"
+
+namespace gdfs::mkfs {
+namespace {
+
+// The structs are written as their in-memory bytes: that is the on-disk form on a little-endian host,
+// and format.h pins every offset and leaves no implicit padding.
+static_assert(std::endian::native == std::endian::little, "mkfs writes structs in host byte order");
+
+class Blob {
+ public:
+  // A length-prefixed string (names, xattr keys: 1..255 bytes).
+  uint32_t add_prefixed(std::string_view s) {
+    std::string bytes(1, static_cast<char>(s.size()));
+    bytes += s;
+    return add(std::move(bytes));
+  }
+  // Raw bytes (symlink targets, xattr values). An empty value gets offset 0, not the blob's current end,
+  // so that it can never point one past the end of the blob.
+  uint32_t add_raw(std::string_view s) { return s.empty() ? 0 : add(std::string(s)); }
+  const std::string& bytes() const { return bytes_; }
+
+ private:
+  uint32_t add(std::string s) {
+    const auto it = offsets_.find(s);
+    if (it != offsets_.end()) return it->second;
+    if (bytes_.size() + s.size() > UINT32_MAX)
+      throw MkfsError("too many names: the string blob exceeds 4 GiB");
+    const auto off = static_cast<uint32_t>(bytes_.size());
+    bytes_ += s;
+    offsets_.emplace(std::move(s), off);
+    return off;
+  }
+  std::string bytes_;
+  std::unordered_map<std::string, uint32_t> offsets_;
+};
+
+// Distinct ids, ascending; an inode stores the index.
+class IdTable {
+ public:
+  void add(uint32_t id) { ids_.push_back(id); }
+  void seal(const char* what) {
+    std::sort(ids_.begin(), ids_.end());
+    ids_.erase(std::unique(ids_.begin(), ids_.end()), ids_.end());
+    if (ids_.size() > 65536)
+      throw MkfsError(std::string("more than 65536 distinct ") + what + "s in the tree");
+  }
+  uint16_t index(uint32_t id) const {
+    return static_cast<uint16_t>(std::lower_bound(ids_.begin(), ids_.end(), id) - ids_.begin());
+  }
+  const std::vector<uint32_t>& ids() const { return ids_; }
+
+ private:
+  std::vector<uint32_t> ids_;
+};
+
+class Builder {
+ public:
+  Builder(const ScanResult& scan, const Tree& tree, const PackResult& pack)
+      : scan_(scan), tree_(tree), pack_(pack) {}
+
+  Metadata build(uint64_t meta_offset) {
+    for (uint32_t node : tree_.order) uids_.add(scan_.nodes[node].uid), gids_.add(scan_.nodes[node].gid);
+    uids_.seal("uid");
+    gids_.seal("gid");
+    for (uint32_t ino = 1; ino <= tree_.inode_count(); ++ino) inodes_.push_back(make_inode(ino));
+    Metadata m;
+    base_ = meta_offset;
+    out_ = &m.bytes;
+    using namespace format;
+    m.sections[kSecInodes] = add_table(inodes_);
+    m.sections[kSecDirents] = add_table(dirents_);
+    m.sections[kSecPages] = add_table(pack_.pages.entries);
+    m.sections[kSecSparse] = add_table(pack_.sparse);
+    m.sections[kSecHoleRuns] = add_table(pack_.runs);
+    m.sections[kSecXattrSets] = add_table(xattr_sets_);
+    m.sections[kSecXattrPairs] = add_table(xattr_pairs_);
+    m.sections[kSecUids] = add_table(uids_.ids());
+    m.sections[kSecGids] = add_table(gids_.ids());
+    m.sections[kSecBlob] = add_section(blob_.bytes().data(), blob_.bytes().size());
+    return m;
+  }
+
+ private:
+  format::Inode make_inode(uint32_t ino) {
+    const uint32_t node = tree_.order[ino - 1];
+    const ScanNode& n = scan_.nodes[node];
+    format::Inode in{};
+    in.mode = n.mode & 0xFFFFu;
+    in.nlink = tree_.links[node];
+    in.uid_idx = uids_.index(n.uid);
+    in.gid_idx = gids_.index(n.gid);
+    in.xattr = xattr_set(n.xattrs);
+    in.size = n.size;
+    in.mtime_sec = n.mtime_sec;
+    in.mtime_nsec = n.mtime_nsec;
+    switch (n.mode & S_IFMT) {
+      case S_IFREG: {
+        const FileData& f = pack_.files[ino - 1];
+        in.a = f.first_page, in.b = f.tail_entry, in.c = f.tail_offset;
+        if (f.sparse) in.mode |= format::kInodeSparse;
+        break;
+      }
+      case S_IFDIR:
+        fill_dir(node, in);
+        break;
+      case S_IFLNK:
+        in.a = blob_.add_raw(n.target), in.b = static_cast<uint32_t>(n.target.size());
+        break;
+      case S_IFCHR:
+      case S_IFBLK:
+        in.a = n.rdev_major, in.b = n.rdev_minor;
+        break;
+      default:
+        break;
+    }
+    return in;
+  }
+
+  void fill_dir(uint32_t node, format::Inode& in) {
+    in.a = static_cast<uint32_t>(dirents_.size());
+    uint32_t subdirs = 0;
+    uint64_t size = 0;
+    for_each_child(scan_, node, [&](const Child& c) {
+      dirents_.push_back({blob_.add_prefixed(c.name), tree_.ino_of[c.node]});
+      if (S_ISDIR(scan_.nodes[c.node].mode)) ++subdirs;
+      size += 8 + c.name.size();
+    });
+    if (dirents_.size() > UINT32_MAX - 1) throw MkfsError("too many directory entries (at most 2^32 - 2)");
+    in.b = static_cast<uint32_t>(dirents_.size() - in.a);
+    in.c = tree_.ino_of[scan_.nodes[node].parent];
+    in.nlink = 2 + subdirs;
+    in.size = size;
+  }
+
+  uint32_t xattr_set(const Xattrs& x) {
+    if (x.empty()) return format::kNone;
+    const auto [it, fresh] = sets_.try_emplace(x, static_cast<uint32_t>(xattr_sets_.size()));
+    if (!fresh) return it->second;
+    xattr_sets_.push_back({static_cast<uint32_t>(xattr_pairs_.size()), static_cast<uint32_t>(x.size())});
+    for (const auto& [key, value] : x)
+      xattr_pairs_.push_back(
+          {blob_.add_prefixed(key), blob_.add_raw(value), static_cast<uint32_t>(value.size())});
+    return it->second;
+  }
+
+  template <typename T>
+  format::SectionRef add_table(const std::vector<T>& v) {
+    return add_section(v.data(), v.size() * sizeof(T));
+  }
+
+  format::SectionRef add_section(const void* p, size_t n) {
+    out_->resize(format::align_up(out_->size(), format::kSectionAlign), 0);
+    const format::SectionRef ref{base_ + out_->size(), n};
+    const auto* b = static_cast<const uint8_t*>(p);
+    if (n > 0) out_->insert(out_->end(), b, b + n);
+    return ref;
+  }
+
+  const ScanResult& scan_;
+  const Tree& tree_;
+  const PackResult& pack_;
+  IdTable uids_, gids_;
+  Blob blob_;
+  std::vector<format::Inode> inodes_;
+  std::vector<format::Dirent> dirents_;
+  std::vector<format::XattrSet> xattr_sets_;
+  std::vector<format::XattrPair> xattr_pairs_;
+  std::map<Xattrs, uint32_t> sets_;
+  uint64_t base_ = 0;
+  std::vector<uint8_t>* out_ = nullptr;
+};
+
+}  // namespace
+
+Metadata build_metadata(const ScanResult& scan, const Tree& tree, const PackResult& pack,
+                        uint64_t meta_offset) {
+  return Builder(scan, tree, pack).build(meta_offset);
+}
+
+std::array<uint8_t, 16> content_uuid(std::span<const uint8_t> meta,
+                                     std::span<const format::PageEntry> pages) {
+  std::vector<uint8_t> in(meta.begin(), meta.end());
+  for (const format::PageEntry& e : pages) {
+    const size_t at = in.size();
+    in.resize(at + sizeof e.ucheck);
+    std::memcpy(in.data() + at, &e.ucheck, sizeof e.ucheck);
+  }
+  const Hash128 h = hash128(in.data(), in.size());
+  std::array<uint8_t, 16> u{};
+  std::memcpy(u.data(), &h.lo, 8);
+  std::memcpy(u.data() + 8, &h.hi, 8);
+  u[6] = static_cast<uint8_t>((u[6] & 0x0F) | 0x80);  // version 8: custom
+  u[8] = static_cast<uint8_t>((u[8] & 0x3F) | 0x80);  // variant 10: RFC 9562
+  return u;
+}
+
+}  // namespace gdfs::mkfs

@@ -1,0 +1,121 @@
+#include "mkfs.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <utility>
+
+#include "gdfs/checksum.h"
+#include "image_writer.h"
+#include "metadata.h"
+#include "pack.h"
+#include "scan.h"
+#include "tree.h"
+
+namespace gdfs::mkfs {
+namespace {
+
+struct Timestamp {
+  int64_t sec = 0;
+  uint32_t nsec = 0;
+};
+
+// The image's own time. SOURCE_DATE_EPOCH, else --mtime, else the newest mtime in the tree: never the
+// clock, so that the same tree gives the same image.
+Timestamp image_time(const Options& o, const ScanResult& scan, const Tree& tree) {
+  if (o.source_date_epoch) return {*o.source_date_epoch, 0};
+  if (o.mtime) return {*o.mtime, 0};
+  Timestamp t{INT64_MIN, 0};
+  for (uint32_t node : tree.order) {
+    const ScanNode& n = scan.nodes[node];
+    if (std::pair(n.mtime_sec, n.mtime_nsec) > std::pair(t.sec, t.nsec)) t = {n.mtime_sec, n.mtime_nsec};
+  }
+  return t;
+}
+
+format::Superblock make_superblock(const Options& o, const Timestamp& time, const Tree& tree,
+                                   const PackResult& pack, const Metadata& meta, uint64_t meta_offset) {
+  using namespace format;
+  Superblock sb{};
+  std::memcpy(sb.magic, kMagic, sizeof sb.magic);
+  sb.major = kMajor;
+  sb.minor = kMinor;
+  sb.sb_size = kSuperblockSize;
+  if (pack.pages.stats.deduped > 0) sb.compat |= kCompatDedupe;
+  if (pack.stats.tail_packs > 0) sb.compat |= kCompatTailPack;
+  const auto uuid = content_uuid(meta.bytes, pack.pages.entries);
+  std::memcpy(sb.uuid, uuid.data(), uuid.size());
+  std::memcpy(sb.label, o.label.data(), std::min(o.label.size(), sizeof sb.label));
+  sb.time_sec = time.sec;
+  sb.time_nsec = time.nsec;
+  sb.page_log2 = page_log2(o);
+  sb.data_offset = kDataOffset;
+  sb.data_size = pack.pages.data_end - kDataOffset;
+  sb.meta_offset = meta_offset;
+  sb.meta_size = meta.bytes.size();
+  sb.image_size = meta_offset + sb.meta_size;
+  sb.meta_checksum = checksum64(meta.bytes.data(), meta.bytes.size());
+  sb.inode_count = tree.inode_count();
+  sb.mkfs_level = static_cast<uint32_t>(o.level);
+  sb.page_count = pack.pages.entries.size();
+  sb.file_bytes = pack.stats.file_bytes;
+  std::copy(meta.sections.begin(), meta.sections.end(), sb.sections);
+  return sb;
+}
+
+Summary summarize(const Options& o, const ScanResult& scan, const Tree& tree, const PackResult& pack,
+                  const format::Superblock& sb) {
+  Summary s;
+  s.image = o.image;
+  for (uint32_t node : tree.order) {
+    const uint32_t type = scan.nodes[node].mode & S_IFMT;
+    ++(type == S_IFREG ? s.files : type == S_IFDIR ? s.dirs : type == S_IFLNK ? s.symlinks : s.others);
+  }
+  s.hardlinks = tree.hardlinks;
+  s.bytes_in = pack.stats.file_bytes;
+  s.image_bytes = sb.image_size;
+  const PipelineStats& p = pack.pages.stats;
+  s.pages_gdeflate = p.pages_gdeflate;
+  s.pages_stored = p.pages_stored;
+  s.hole_pages = pack.stats.hole_pages;
+  s.deduped_pages = p.deduped;
+  s.dedup_bytes = p.dedup_bytes;
+  s.dedup_stored_bytes = p.dedup_stored_bytes;
+  s.tails = pack.stats.tails;
+  s.tail_packs = pack.stats.tail_packs;
+  s.tail_bytes = pack.stats.tail_bytes;
+  s.tail_dedupe_hits = pack.stats.tail_dedupe_hits;
+  s.metadata_bytes = sb.meta_size;
+  return s;
+}
+
+}  // namespace
+
+Summary make_image(const Options& o, Diag& diag, Progress& progress) {
+  const auto start = std::chrono::steady_clock::now();
+  const FileId old = existing_file_id(o.image);
+  ImageWriter image(o.image, o.force);  // first: an unwritable IMAGE fails before a long scan
+  const ScanResult scan = scan_tree(o, diag, progress, {old, image.temp_id()});
+  const Tree tree = number_inodes(scan);
+
+  uint64_t files = 0, bytes = 0;
+  for (uint32_t node : tree.order)
+    if (S_ISREG(scan.nodes[node].mode)) ++files, bytes += scan.nodes[node].size;
+  progress.set_totals(files, bytes);
+  progress.start_packing();
+
+  const PackResult pack = pack_data(o, scan, tree, image, progress);
+  const uint64_t meta_offset = format::align_up(pack.pages.data_end, format::kSectionAlign);
+  const Metadata meta = build_metadata(scan, tree, pack, meta_offset);
+  const format::Superblock sb = make_superblock(o, image_time(o, scan, tree), tree, pack, meta, meta_offset);
+  image.commit(sb, meta.bytes);
+
+  Summary s = summarize(o, scan, tree, pack, sb);
+  s.skipped = diag.skipped();
+  s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return s;
+}
+
+}  // namespace gdfs::mkfs

@@ -1,0 +1,95 @@
+#include "options.h"
+
+#include <CLI/CLI.hpp>
+#include <bit>
+#include <cerrno>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "gdfs/format.h"
+
+namespace gdfs::mkfs {
+namespace {
+
+const CLI::Validator kPageSize(
+    [](std::string& s) {
+      uint64_t v = 0;
+      if (!CLI::detail::lexical_cast(s, v) || v < 4096 || v > 65536 || !std::has_single_bit(v))
+        return std::string("must be a power of two from 4096 to 65536");
+      return std::string();
+    },
+    "BYTES");
+
+const CLI::Validator kLabel(
+    [](std::string& s) { return s.size() <= 64 ? std::string() : std::string("is longer than 64 bytes"); },
+    "STR");
+
+// SOURCE_DATE_EPOCH must be a plain decimal integer (reproducible-builds.org); anything else is an
+// error rather than a silent fallback to a time that would make the build irreproducible.
+std::optional<int64_t> parse_sde(const char* s) {
+  if (s == nullptr || *s == '\0') return std::nullopt;
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(s, &end, 10);
+  if (errno != 0 || *end != '\0' || end == s)
+    throw std::invalid_argument(std::string("SOURCE_DATE_EPOCH is not an integer: '") + s + "'");
+  return static_cast<int64_t>(v);
+}
+
+}  // namespace
+
+void add_options(CLI::App& app, Options& o, bool& all_root) {
+  app.add_option("SOURCE_DIR", o.source, "Directory tree to put in the image")->required();
+  app.add_option("IMAGE", o.image, "Image file to create")->required();
+  app.add_option("-l,--level", o.level, "GDeflate level: 1 fastest .. 12 smallest")
+      ->check(CLI::Range(1, 12))
+      ->capture_default_str();
+  app.add_option("-t,--threads", o.threads,
+                 "Compression threads, 0 = all cores (the image never depends on it)")
+      ->check(CLI::Range(0u, 1024u))
+      ->capture_default_str();
+  app.add_option("--page-size", o.page_size, "Page size in bytes: a power of two, 4096..65536")
+      ->check(kPageSize)
+      ->capture_default_str();
+  app.add_flag_callback(
+      "--no-dedupe", [&o] { o.dedupe = false; }, "Do not share identical pages and file tails");
+  app.add_option("--exclude", o.excludes,
+                 "Leave out entries whose relative path or name matches GLOB (fnmatch; repeatable); "
+                 "an excluded directory is skipped with all its contents")
+      ->type_name("GLOB");
+  app.add_flag("--all-root", all_root, "Make every inode owned by uid 0 and gid 0");
+  app.add_option("--uid", o.uid, "Make every inode owned by uid N")->type_name("N");
+  app.add_option("--gid", o.gid, "Make every inode owned by gid N")->type_name("N");
+  app.add_option("--mtime", o.mtime, "Set every inode's mtime to T (seconds since the epoch)")
+      ->type_name("T");
+  app.add_option("--label", o.label, "Volume label, at most 64 bytes")->check(kLabel);
+  app.add_flag("--force", o.force, "Replace IMAGE if it exists");
+  app.add_flag("-q,--quiet", o.quiet,
+               "No progress line and no text summary (--json still prints); errors still go to stderr");
+  app.add_flag("--json", o.json, "Print the summary as a JSON object");
+  app.add_flag("--ignore-errors", o.ignore_errors,
+               "Report unreadable files and directories, leave them out and go on (exit code 2)");
+  app.footer(
+      "Reproducible: the image depends only on the tree and the options, never on --threads or the\n"
+      "clock. Its timestamp is SOURCE_DATE_EPOCH if set (which also caps every mtime), else --mtime,\n"
+      "else the newest mtime in the tree, so the same tree gives a byte-identical image.\n"
+      "Exit codes: 0 ok, 1 error (no image written), 2 usage error or entries skipped by\n"
+      "--ignore-errors (the image was written without them).");
+}
+
+void finish_options(Options& o, bool all_root, const char* sde) {
+  if (o.threads == 0) o.threads = std::max(1u, std::thread::hardware_concurrency());
+  if (all_root) {
+    if (!o.uid) o.uid = 0;
+    if (!o.gid) o.gid = 0;
+  }
+  o.source_date_epoch = parse_sde(sde);
+}
+
+uint32_t page_log2(const Options& o) {
+  return static_cast<uint32_t>(std::countr_zero(o.page_size));
+}
+
+}  // namespace gdfs::mkfs

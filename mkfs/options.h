@@ -1,0 +1,45 @@
+// What mkfs.gdfs was asked to do: the parsed command line plus the environment it depends on.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace gdfs::mkfs {
+
+struct Options {
+  std::string source;          // SOURCE_DIR
+  std::string image;           // IMAGE
+  int level = 6;               // GDeflate level 1..12
+  unsigned threads = 0;        // compression workers; 0 = one per core (resolved by finish_options)
+  uint32_t page_size = 65536;  // power of two, 4096..65536
+  bool dedupe = true;
+  std::vector<std::string> excludes;         // fnmatch patterns against the relative path and the basename
+  std::optional<uint32_t> uid, gid;          // owner overrides (--all-root sets both to 0 unless given)
+  std::optional<int64_t> mtime;              // --mtime: every inode's mtime
+  std::optional<int64_t> source_date_epoch;  // SOURCE_DATE_EPOCH from the environment
+  std::string label;                         // <= 64 bytes
+  bool force = false;
+  bool quiet = false;
+  bool json = false;
+  bool ignore_errors = false;
+  bool progress = false;  // draw the progress line on the error stream (a terminal, not --quiet)
+};
+
+// Registers every option of mkfs.gdfs on `app`, writing into `o`; `all_root` receives --all-root.
+void add_options(CLI::App& app, Options& o, bool& all_root);
+
+// Fills in what depends on the environment and on other options: the thread count, the owner overrides
+// of --all-root, SOURCE_DATE_EPOCH (`sde` is its value, null when unset). Throws std::invalid_argument
+// with a user-facing message when SOURCE_DATE_EPOCH is not an integer.
+void finish_options(Options& o, bool all_root, const char* sde);
+
+// log2 of a valid page size.
+uint32_t page_log2(const Options& o);
+
+}  // namespace gdfs::mkfs

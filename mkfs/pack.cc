@@ -1,0 +1,273 @@
+#include "pack.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <unordered_map>
+
+#include "diag.h"
+#include "gdfs/checksum.h"
+#include "image_writer.h"
+#include "progress.h"
+
+namespace gdfs::mkfs {
+namespace {
+
+// Content key for deduplication: a 128-bit hash plus the length. A match is only a candidate.
+struct Key {
+  Hash128 hash;
+  uint32_t len;
+  bool operator==(const Key&) const = default;
+};
+struct KeyHash {
+  size_t operator()(const Key& k) const { return static_cast<size_t>(k.hash.lo); }
+};
+Key key_of(const uint8_t* p, size_t n) {
+  return {hash128(p, n), static_cast<uint32_t>(n)};
+}
+
+struct TailRef {
+  uint32_t pack;    // tail pack ordinal
+  uint32_t offset;  // inside the decoded pack
+};
+
+bool all_zero(const uint8_t* p, size_t n) {
+  static const uint8_t kZeros[gdeflate::kMaxPageBytes] = {};
+  return std::memcmp(p, kZeros, n) == 0;
+}
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// The next data extent at or after `off`: [start, end). start == size when only holes remain.
+struct Extent {
+  uint64_t start, end;
+};
+Extent next_extent(int fd, uint64_t off, uint64_t size, const std::string& rel) {
+  const off_t d = ::lseek(fd, static_cast<off_t>(off), SEEK_DATA);
+  if (d < 0) {
+    if (errno == ENXIO) return {size, size};                         // no data past `off`
+    if (errno == EINVAL || errno == EOPNOTSUPP) return {off, size};  // no hole support: all data
+    throw_io("seek in", rel, errno);
+  }
+  const auto start = static_cast<uint64_t>(d);
+  if (start >= size) return {size, size};
+  const off_t h = ::lseek(fd, d, SEEK_HOLE);
+  const uint64_t end = h < 0 ? size : std::min(static_cast<uint64_t>(h), size);
+  return {start, std::max(end, start + 1)};
+}
+
+class Packer {
+ public:
+  Packer(const Options& o, const ScanResult& scan, const Tree& tree, ImageWriter& image, Progress& progress)
+      : o_(o),
+        scan_(scan),
+        tree_(tree),
+        image_(image),
+        progress_(progress),
+        page_(o.page_size),
+        pipeline_(image, progress, o.level, o.threads) {}
+
+  PackResult run() {
+    r_.files.resize(tree_.inode_count());
+    for (uint32_t ino = 1; ino <= tree_.inode_count(); ++ino) {
+      const ScanNode& n = scan_.nodes[tree_.order[ino - 1]];
+      if (S_ISREG(n.mode)) pack_file(ino, n);
+    }
+    flush_pack();
+    r_.pages = pipeline_.finish();
+    for (FileData& f : r_.files)  // tail pack ordinals become page table indices
+      if (f.tail_entry != format::kNone) f.tail_entry = pack_entries_[f.tail_entry];
+    return std::move(r_);
+  }
+
+ private:
+  int open_source(const ScanNode& n) {
+    const int fd = ::open(full_path(o_, n.path).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) throw_io("open", n.path, errno);
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_dev != n.dev || st.st_ino != n.ino) {
+      ::close(fd);
+      throw MkfsError(quoted(n.path) + " was replaced while mkfs.gdfs was running");
+    }
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    return fd;
+  }
+
+  void read_exact(int fd, uint64_t off, uint8_t* p, size_t n, const ScanNode& node) {
+    while (n > 0) {
+      const ssize_t r = ::pread(fd, p, n, static_cast<off_t>(off));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) throw_io("read", node.path, errno);
+      if (r == 0) throw MkfsError(quoted(node.path) + " shrank while mkfs.gdfs was reading it");
+      p += r, n -= static_cast<size_t>(r), off += static_cast<uint64_t>(r);
+    }
+  }
+
+  void pack_file(uint32_t ino, const ScanNode& n) {
+    FileData& f = r_.files[ino - 1];
+    f.first_page = pipeline_.submitted();
+    ++r_.stats.files;
+    r_.stats.file_bytes += n.size;
+    if (n.size > 0) pack_pages(ino, n, f);
+    ++progress_.files_done;
+    progress_.tick();
+  }
+
+  void pack_pages(uint32_t ino, const ScanNode& n, FileData& f) {
+    const uint64_t npages = format::page_count_of(n.size, page_log2(o_));
+    if (npages > UINT32_MAX)
+      throw MkfsError(quoted(n.path) + " is too large: more than 2^32 - 1 pages of " + std::to_string(page_) +
+                      " bytes");
+    const Fd fd(open_source(n));
+    file_runs_ = r_.runs.size();
+    file_holes_ = 0;
+    uint64_t data_end = 0;  // end of the data extent the current page is in
+    for (uint64_t page = 0; page < npages; ++page) {
+      const uint64_t off = page * page_;
+      if (off >= data_end) {
+        const Extent x = next_extent(fd.get(), off, n.size, n.path);
+        const uint64_t first = x.start >= n.size ? npages : x.start / page_;  // first page with data
+        if (first > page) {
+          add_holes(page, first - page);
+          progress_.bytes_in += std::min(n.size, first * page_) - off;  // skipped holes count as done
+        }
+        if (first == npages) break;
+        page = first;
+        data_end = x.end;
+      }
+      const size_t len = static_cast<size_t>(std::min<uint64_t>(page_, n.size - page * page_));
+      spare_->raw.resize(len);
+      read_exact(fd.get(), page * page_, spare_->raw.data(), len, n);
+      progress_.bytes_in += len;
+      if (all_zero(spare_->raw.data(), len))
+        add_holes(page, 1);
+      else if (len < page_)
+        add_tail(f, spare_->raw);
+      else
+        submit_page();
+      progress_.tick();
+    }
+    if (file_holes_ > 0) {
+      if (r_.runs.size() > UINT32_MAX) throw MkfsError("too many hole runs in the tree");
+      r_.sparse.push_back({ino, static_cast<uint32_t>(file_runs_),
+                           static_cast<uint32_t>(r_.runs.size() - file_runs_), file_holes_});
+      f.sparse = true;
+    }
+  }
+
+  // Pages [first, first + count) of the current file read as zeros.
+  void add_holes(uint64_t first, uint64_t count) {
+    r_.stats.hole_pages += count;
+    if (r_.runs.size() > file_runs_ && r_.runs.back().first_page + uint64_t{r_.runs.back().count} == first) {
+      r_.runs.back().count += static_cast<uint32_t>(count);
+    } else {
+      r_.runs.push_back({static_cast<uint32_t>(first), static_cast<uint32_t>(count), file_holes_});
+    }
+    file_holes_ += static_cast<uint32_t>(count);
+  }
+
+  void submit_page() {
+    if (o_.dedupe) {
+      const auto [it, fresh] =
+          pages_.try_emplace(key_of(spare_->raw.data(), spare_->raw.size()), pipeline_.submitted());
+      if (!fresh) spare_->dup_of = it->second;
+    }
+    pipeline_.submit(std::exchange(spare_, std::make_unique<PageJob>()));
+  }
+
+  void add_tail(FileData& f, const std::vector<uint8_t>& tail) {
+    Key key{};
+    if (o_.dedupe) {
+      key = key_of(tail.data(), tail.size());
+      if (const auto it = tails_.find(key); it != tails_.end() && tail_matches(it->second, tail)) {
+        f.tail_entry = it->second.pack;
+        f.tail_offset = it->second.offset;
+        ++r_.stats.tail_dedupe_hits;
+        return;
+      }
+    }
+    if (pack_.size() + tail.size() > page_) flush_pack();
+    const TailRef ref{static_cast<uint32_t>(pack_entries_.size()), static_cast<uint32_t>(pack_.size())};
+    pack_.insert(pack_.end(), tail.begin(), tail.end());
+    f.tail_entry = ref.pack;
+    f.tail_offset = ref.offset;
+    ++r_.stats.tails;
+    r_.stats.tail_bytes += tail.size();
+    if (o_.dedupe) tails_.try_emplace(key, ref);
+  }
+
+  // Byte-for-byte check of a tail dedupe candidate. An earlier pack is read back from the image; the
+  // last one read is kept, since equal tails tend to come close together.
+  bool tail_matches(const TailRef& ref, const std::vector<uint8_t>& tail) {
+    const std::vector<uint8_t>* pack = &pack_;
+    if (ref.pack != pack_entries_.size()) {
+      if (cached_pack_ != ref.pack) {
+        cached_pack_ = format::kNone;
+        read_entry(image_, pipeline_.committed(pack_entries_[ref.pack]), dec_, stored_, cached_);
+        cached_pack_ = ref.pack;
+      }
+      pack = &cached_;
+    }
+    return ref.offset + tail.size() <= pack->size() &&
+           std::memcmp(pack->data() + ref.offset, tail.data(), tail.size()) == 0;
+  }
+
+  void flush_pack() {
+    if (pack_.empty()) return;
+    auto job = std::make_unique<PageJob>();
+    job->raw = std::exchange(pack_, {});
+    job->tail_pack = true;
+    pack_entries_.push_back(pipeline_.submitted());
+    ++r_.stats.tail_packs;
+    pipeline_.submit(std::move(job));
+  }
+
+  const Options& o_;
+  const ScanResult& scan_;
+  const Tree& tree_;
+  ImageWriter& image_;
+  Progress& progress_;
+  const uint64_t page_;
+  PackResult r_;
+
+  std::unique_ptr<PageJob> spare_ = std::make_unique<PageJob>();  // the page being read
+  size_t file_runs_ = 0;                                          // the current file's first HoleRun
+  uint32_t file_holes_ = 0;                                       // the current file's hole pages so far
+  std::unordered_map<Key, uint32_t, KeyHash> pages_;              // first entry with these contents
+
+  std::vector<uint8_t> pack_;           // the current tail pack
+  std::vector<uint32_t> pack_entries_;  // tail pack ordinal -> page table index
+  std::unordered_map<Key, TailRef, KeyHash> tails_;
+  gdeflate::Decompressor dec_;
+  std::vector<uint8_t> stored_, cached_;
+  uint32_t cached_pack_ = format::kNone;
+
+  // Last: its destructor stops the threads before anything they use goes away.
+  Pipeline pipeline_;
+};
+
+}  // namespace
+
+PackResult pack_data(const Options& o, const ScanResult& scan, const Tree& tree, ImageWriter& image,
+                     Progress& progress) {
+  return Packer(o, scan, tree, image, progress).run();
+}
+
+}  // namespace gdfs::mkfs

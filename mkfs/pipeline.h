@@ -1,0 +1,108 @@
+// The parallel page pipeline. One producer (the packer) submits page jobs in order; T workers compress
+// them; one writer thread commits them strictly in submission order, so the page table and the data
+// region are the same for any T. At most `max_in_flight` jobs exist at once, which bounds memory.
+//
+// Deduplication: the producer may mark a job as a candidate duplicate of an earlier entry (same hash
+// and length). Candidates are not compressed; the writer confirms them byte for byte against the
+// earlier entry's stored bytes, read back from the image, and only then shares that entry's data. A
+// hash collision is compressed by the writer itself, so duplicate bytes are never stored twice and a
+// collision can never corrupt a file.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "gdfs/format.h"
+#include "gdfs/gdeflate.h"
+
+namespace gdfs::mkfs {
+
+class ImageWriter;
+class Progress;
+
+struct PageJob {
+  std::vector<uint8_t> raw;         // the page's bytes, 1..page size
+  bool tail_pack = false;           // a tail pack rather than a file page
+  uint32_t dup_of = format::kNone;  // candidate duplicate of this earlier entry
+  // Filled in by a worker:
+  std::vector<uint8_t> packed;  // GDeflate bytes (unused when stored)
+  uint8_t codec = 0;
+  uint32_t ccheck = 0, ucheck = 0;
+  bool done = false;
+};
+
+struct PipelineStats {
+  uint64_t pages_gdeflate = 0, pages_stored = 0;     // entries with their own data (tail packs included)
+  uint64_t deduped = 0;                              // entries sharing an earlier entry's data
+  uint64_t dedup_bytes = 0, dedup_stored_bytes = 0;  // uncompressed / stored bytes not written again
+  uint64_t collisions = 0;                           // candidates that turned out different
+};
+
+struct PipelineResult {
+  std::vector<format::PageEntry> entries;   // the page table
+  uint64_t data_end = format::kDataOffset;  // end of the last page's bytes
+  PipelineStats stats;
+};
+
+class Pipeline {
+ public:
+  Pipeline(ImageWriter& image, Progress& progress, int level, unsigned threads);
+  ~Pipeline();  // stops and joins the threads if finish() was not reached (an error unwinding)
+  Pipeline(const Pipeline&) = delete;
+  Pipeline& operator=(const Pipeline&) = delete;
+
+  // Queues the next job; its entry index is the number of jobs submitted before it. Blocks while the
+  // pipeline is full. Rethrows a worker's or the writer's error.
+  void submit(std::unique_ptr<PageJob> job);
+  uint32_t submitted() const { return submitted_; }
+  // Waits until entry `index` (already submitted) is written, and returns it.
+  format::PageEntry committed(uint32_t index);
+  // Waits for every job, stops the threads and hands over the page table. Rethrows any error.
+  PipelineResult finish();
+
+ private:
+  void worker();
+  void writer();
+  void commit(PageJob& job, gdeflate::Compressor& comp, gdeflate::Decompressor& dec,
+              std::vector<uint8_t>& buf);
+  void fail(std::exception_ptr e);
+  void stop_and_join();
+  void throw_if_failed();  // caller holds mu_
+
+  ImageWriter& image_;
+  Progress& progress_;
+  int level_;
+  size_t max_in_flight_;
+  uint32_t submitted_ = 0;
+
+  std::mutex mu_;
+  std::condition_variable work_cv_;                 // workers: work_ not empty, or closing
+  std::condition_variable done_cv_;                 // writer: the oldest job is done, or closing
+  std::condition_variable space_cv_;                // producer: room in in_flight_
+  std::condition_variable commit_cv_;               // producer: committed_ grew
+  std::deque<PageJob*> work_;                       // jobs waiting for a worker
+  std::deque<std::unique_ptr<PageJob>> in_flight_;  // every uncommitted job, in order
+  bool closing_ = false;                            // no more submissions
+  bool stopped_ = false;                            // an error: everyone leaves
+  std::exception_ptr error_;
+  uint32_t committed_ = 0;
+
+  // Owned by the writer thread until finish() joins it (entries_ is also read under mu_ by committed()).
+  PipelineResult result_;
+
+  std::vector<std::thread> threads_;
+};
+
+// Compresses `raw` with `comp` into `job`: GDeflate if it is smaller than the raw bytes, else stored.
+void compress_job(PageJob& job, gdeflate::Compressor& comp);
+// Reads an entry's stored bytes back from the image and decodes them into `out` (entry.usize bytes).
+void read_entry(const ImageWriter& image, const format::PageEntry& e, gdeflate::Decompressor& dec,
+                std::vector<uint8_t>& stored, std::vector<uint8_t>& out);
+
+}  // namespace gdfs::mkfs

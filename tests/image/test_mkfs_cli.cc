@@ -1,0 +1,204 @@
+// mkfs.gdfs options and behaviour: overwrite rules, atomicity on errors, --ignore-errors, exclusion,
+// owner and time overrides, SOURCE_DATE_EPOCH, labels, JSON summary, dedupe switch, bad arguments.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "cli_util.h"
+#include "gdfs/image.h"
+#include "tree_util.h"
+
+namespace gdfs::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+class Mkfs : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs::create_directories(dir_ / "src/sub");
+    write_text_file(dir_ / "src/a.txt", 150000, 1);
+    write_text_file(dir_ / "src/b.o", 3000, 2);
+    write_text_file(dir_ / "src/sub/c.txt", 70000, 3);
+    write_text_file(dir_ / "src/sub/dup.txt", 70000, 3);
+  }
+  std::vector<std::string> names(const std::string& image) {
+    auto img = Image::open(image);
+    std::vector<std::string> out;
+    std::vector<std::pair<uint32_t, std::string>> stack{{format::kRootIno, ""}};
+    while (!stack.empty()) {
+      auto [ino, path] = stack.back();
+      stack.pop_back();
+      for (auto& d : img->dirents(ino)) {
+        std::string p = path + "/" + std::string(img->name(d));
+        out.push_back(p);
+        if (img->type(d.ino) == 0040000u) stack.push_back({d.ino, p});
+      }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  // Files left in the output directory besides `keep`: a failed run must leave none.
+  std::vector<std::string> leftovers(const std::string& keep = "") {
+    std::vector<std::string> out;
+    for (auto& e : fs::directory_iterator(dir_ / "out"))
+      if (e.path().filename() != keep) out.push_back(e.path().filename());
+    return out;
+  }
+  void SetUpOut() { fs::create_directories(dir_ / "out"); }
+  TempDir dir_{"mkfs"};
+};
+
+TEST_F(Mkfs, RefusesToOverwriteWithoutForce) {
+  SetUpOut();
+  write_file(dir_ / "out/img", "precious");
+  CliResult r = run_mkfs({"-q", dir_ / "src", dir_ / "out/img"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("img"), std::string::npos) << r.err;
+  EXPECT_TRUE(read_bytes(dir_ / "out/img") == std::vector<uint8_t>({'p', 'r', 'e', 'c', 'i', 'o', 'u', 's'}));
+  EXPECT_EQ(run_mkfs({"-q", "--force", dir_ / "src", dir_ / "out/img"}).code, 0);
+  EXPECT_NO_THROW(Image::open(dir_ / "out/img"));
+  EXPECT_TRUE(leftovers("img").empty());
+}
+
+// An unreadable file fails the run, naming the path, and leaves no image and no temporary file.
+// Root reads everything, so the run happens in a child that drops to an unprivileged uid.
+TEST_F(Mkfs, UnreadableFileIsAnErrorAndLeavesNothing) {
+  SetUpOut();
+  write_text_file(dir_ / "src/secret", 1000, 4);
+  chmod((dir_ / "src/secret").c_str(), 0);
+  auto run_as_nobody = [&](std::vector<std::string> args) {
+    if (geteuid() != 0) return run_mkfs(args).code;
+    chmod(dir_.path().c_str(), 0777);
+    chmod((dir_ / "out").c_str(), 0777);
+    for (auto& e : fs::recursive_directory_iterator(dir_ / "src"))
+      chmod(e.path().c_str(), e.is_directory() ? 0755 : 0644);
+    chmod((dir_ / "src/secret").c_str(), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+      if (setgid(65534) != 0 || setuid(65534) != 0) _exit(99);
+      _exit(run_mkfs(args).code);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  EXPECT_EQ(run_as_nobody({"-q", dir_ / "src", dir_ / "out/img"}), 1);
+  EXPECT_TRUE(leftovers().empty()) << leftovers()[0];
+  EXPECT_EQ(run_as_nobody({"-q", "--ignore-errors", dir_ / "src", dir_ / "out/img"}), 2);
+  auto n = names(dir_ / "out/img");
+  EXPECT_EQ(std::count(n.begin(), n.end(), "/secret"), 0);
+  EXPECT_EQ(std::count(n.begin(), n.end(), "/a.txt"), 1);
+  EXPECT_EQ(run_inspect({"verify", dir_ / "out/img"}).code, 0);
+}
+
+TEST_F(Mkfs, ErrorMessageNamesTheUnreadablePath) {
+  if (geteuid() == 0) GTEST_SKIP() << "covered by UnreadableFileIsAnErrorAndLeavesNothing as root";
+  SetUpOut();
+  write_text_file(dir_ / "src/secret", 1000, 4);
+  chmod((dir_ / "src/secret").c_str(), 0);
+  CliResult r = run_mkfs({"-q", dir_ / "src", dir_ / "out/img"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("secret"), std::string::npos) << r.err;
+}
+
+TEST_F(Mkfs, Exclude) {
+  ASSERT_EQ(run_mkfs({"-q", "--exclude", "*.o", "--exclude", "sub/dup*", dir_ / "src", dir_ / "img"}).code,
+            0);
+  EXPECT_EQ(names(dir_ / "img"), (std::vector<std::string>{"/a.txt", "/sub", "/sub/c.txt"}));
+}
+
+TEST_F(Mkfs, OwnerOverrides) {
+  ASSERT_EQ(run_mkfs({"-q", "--uid", "7", "--gid", "8", dir_ / "src", dir_ / "img"}).code, 0);
+  auto img = Image::open(dir_ / "img");
+  for (uint32_t ino = 1; ino <= img->inode_count(); ++ino) {
+    EXPECT_EQ(img->uid(img->inode(ino)), 7u);
+    EXPECT_EQ(img->gid(img->inode(ino)), 8u);
+  }
+  ASSERT_EQ(run_mkfs({"-q", "--all-root", dir_ / "src", dir_ / "img2"}).code, 0);
+  auto img2 = Image::open(dir_ / "img2");
+  for (uint32_t ino = 1; ino <= img2->inode_count(); ++ino) EXPECT_EQ(img2->uid(img2->inode(ino)), 0u);
+}
+
+TEST_F(Mkfs, MtimeAndSourceDateEpoch) {
+  ASSERT_EQ(run_mkfs({"-q", "--mtime", "1234567", dir_ / "src", dir_ / "img"}).code, 0);
+  auto img = Image::open(dir_ / "img");
+  for (uint32_t ino = 1; ino <= img->inode_count(); ++ino) EXPECT_EQ(img->inode(ino).mtime_sec, 1234567);
+  EXPECT_EQ(img->superblock().time_sec, 1234567);
+
+  struct timespec old[2] = {{1000, 0}, {1000, 0}};
+  utimensat(AT_FDCWD, (dir_ / "src/a.txt").c_str(), old, 0);
+  setenv("SOURCE_DATE_EPOCH", "2000000", 1);
+  CliResult r = run_mkfs({"-q", dir_ / "src", dir_ / "img2"});
+  unsetenv("SOURCE_DATE_EPOCH");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto img2 = Image::open(dir_ / "img2");
+  EXPECT_EQ(img2->superblock().time_sec, 2000000);
+  EXPECT_EQ(img2->inode(img2->resolve("/a.txt")).mtime_sec, 1000);   // older: kept
+  EXPECT_EQ(img2->inode(img2->resolve("/b.o")).mtime_sec, 2000000);  // newer: clamped
+}
+
+TEST_F(Mkfs, DefaultTimestampIsTheNewestMtime) {
+  struct timespec t[2] = {{1500000000, 0}, {1500000000, 0}};
+  for (auto& e : fs::recursive_directory_iterator(dir_ / "src")) utimensat(AT_FDCWD, e.path().c_str(), t, 0);
+  utimensat(AT_FDCWD, (dir_ / "src").c_str(), t, 0);
+  ASSERT_EQ(run_mkfs({"-q", dir_ / "src", dir_ / "img"}).code, 0);
+  EXPECT_EQ(Image::open(dir_ / "img")->superblock().time_sec, 1500000000);
+}
+
+TEST_F(Mkfs, LabelAndJsonSummary) {
+  CliResult r = run_mkfs({"--json", "--label", "my volume", dir_ / "src", dir_ / "img"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j.is_object());
+  EXPECT_EQ(std::string(Image::open(dir_ / "img")->superblock().label), "my volume");
+  CliResult info = run_inspect({"info", dir_ / "img"});
+  EXPECT_NE(info.out.find("my volume"), std::string::npos) << info.out;
+  EXPECT_NE(run_mkfs({"-q", "--label", std::string(65, 'x'), dir_ / "src", dir_ / "img3"}).code, 0);
+}
+
+TEST_F(Mkfs, TextSummaryMentionsTheEssentials) {
+  CliResult r = run_mkfs({dir_ / "src", dir_ / "img"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* word : {"files", "ratio", "dedupe", "tail"})
+    EXPECT_NE(r.out.find(word), std::string::npos) << word << " missing from:\n" << r.out;
+}
+
+TEST_F(Mkfs, NoDedupeStoresEveryPage) {
+  ASSERT_EQ(run_mkfs({"-q", "--no-dedupe", dir_ / "src", dir_ / "img"}).code, 0);
+  auto img = Image::open(dir_ / "img");
+  for (auto& e : img->pages()) EXPECT_FALSE(e.flags & format::kPageDeduped);
+  ASSERT_EQ(run_mkfs({"-q", dir_ / "src", dir_ / "img2"}).code, 0);
+  auto img2 = Image::open(dir_ / "img2");
+  size_t deduped = 0;
+  for (auto& e : img2->pages()) deduped += (e.flags & format::kPageDeduped) != 0;
+  EXPECT_EQ(deduped, 1u);  // sub/dup.txt's one full page
+  EXPECT_LT(fs::file_size(dir_ / "img2"), fs::file_size(dir_ / "img"));
+}
+
+TEST_F(Mkfs, BadArgumentsAreRefused) {
+  EXPECT_NE(run_mkfs({"-q", "-l", "13", dir_ / "src", dir_ / "img"}).code, 0);
+  EXPECT_NE(run_mkfs({"-q", "--page-size", "3000", dir_ / "src", dir_ / "img"}).code, 0);
+  EXPECT_NE(run_mkfs({"-q", "--page-size", "131072", dir_ / "src", dir_ / "img"}).code, 0);
+  EXPECT_NE(run_mkfs({"-q", dir_ / "missing", dir_ / "img"}).code, 0);
+  EXPECT_NE(run_mkfs({"-q", dir_ / "src/a.txt", dir_ / "img"}).code, 0);
+  EXPECT_FALSE(fs::exists(dir_ / "img"));
+}
+
+TEST_F(Mkfs, EveryLevelRoundTrips) {
+  for (int level = 1; level <= 12; level += 3) {
+    const std::string img = dir_ / ("img" + std::to_string(level));
+    ASSERT_EQ(run_mkfs({"-q", "-l", std::to_string(level), dir_ / "src", img}).code, 0);
+    EXPECT_EQ(Image::open(img)->superblock().mkfs_level, static_cast<uint32_t>(level));
+    EXPECT_EQ(run_inspect({"verify", img}).code, 0) << level;
+  }
+}
+
+}  // namespace
+}  // namespace gdfs::test

@@ -1,0 +1,97 @@
+#include "cli.h"
+
+#include <CLI/CLI.hpp>
+#include <exception>
+#include <ostream>
+#include <string>
+
+#include "commands.h"
+#include "gdfs/image.h"
+
+namespace gdfs::tools {
+namespace {
+
+using inspect::Options;
+
+CLI::App* add_command(CLI::App& app, const char* name, const char* what, Options& o) {
+  auto* cmd = app.add_subcommand(name, what);
+  cmd->add_option("IMAGE", o.image, "The gdfs image")->required();
+  return cmd;
+}
+
+void add_path(CLI::App* cmd, Options& o, bool required) {
+  auto* opt = cmd->add_option("PATH", o.path, "Path inside the image, e.g. /dir/file");
+  if (required) opt->required();
+}
+
+void add_json(CLI::App* cmd, Options& o) {
+  cmd->add_flag("--json", o.json, "Print JSON instead of text");
+}
+
+int usage_error(const std::string& what, std::ostream& err) {
+  err << "gdfs-inspect: error: " << what << "\nRun 'gdfs-inspect --help' for usage.\n";
+  return 2;
+}
+
+}  // namespace
+
+int inspect_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
+  CLI::App app("Inspect, verify and extract gdfs images", "gdfs-inspect");
+  app.set_version_flag("--version", "gdfs-inspect " GDFS_VERSION);
+  app.require_subcommand(1);
+  app.footer(
+      "Exit status: 0 ok, 1 error (bad image, missing path, broken pages, failed extraction), 2 usage.");
+  Options o;
+  o.path = "/";
+
+  auto* info = add_command(app, "info", "Superblock, features, inode counts and sizes", o);
+  add_json(info, o);
+
+  auto* ls = add_command(app, "ls", "List a directory (or one entry) in stored order", o);
+  add_path(ls, o, false);
+  ls->add_flag("-l,--long", o.long_format, "Mode, links, owner, size, mtime; symlink targets");
+  ls->add_flag("-R,--recursive", o.recursive, "Everything below PATH, as paths relative to it");
+  add_json(ls, o);
+
+  auto* pages = add_command(app, "pages", "The page pointer table of one regular file", o);
+  add_path(pages, o, true);
+  add_json(pages, o);
+
+  auto* stats =
+      add_command(app, "stats", "Page ratios, codec mix, largest files, dedupe and tail savings", o);
+  add_json(stats, o);
+
+  auto* verify = add_command(app, "verify", "Decode and check every page; resolve every file", o);
+  verify->add_option("-t,--threads", o.threads, "Decoding threads, 0 = all cores")
+      ->check(CLI::Range(0u, 4096u))
+      ->capture_default_str();
+
+  auto* cat = add_command(app, "cat", "Write a file's contents to standard output", o);
+  add_path(cat, o, true);
+
+  auto* extract = add_command(app, "extract", "Restore the tree (or PATH below it) under DIR", o);
+  extract->add_option("DIR", o.dir, "Target directory, created if missing")->required();
+  add_path(extract, o, false);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e, out, err);  // --help, --version
+    return usage_error(e.what(), err);
+  }
+  try {
+    if (*info) return inspect::info(o, out);
+    if (*ls) return inspect::ls(o, out);
+    if (*pages) return inspect::pages(o, out);
+    if (*stats) return inspect::stats(o, out);
+    if (*verify) return inspect::verify(o, out, err);
+    if (*cat) return inspect::cat(o, out);
+    if (*extract) return inspect::extract(o, out, err);
+    return 2;
+  } catch (const std::exception& e) {
+    err << "gdfs-inspect: error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace gdfs::tools

@@ -1,0 +1,29 @@
+// The gdfs-inspect subcommands. Each takes its parsed options and the output streams and returns the exit
+// code; problems that end the command (an image that does not open, a missing path) are thrown as
+// exceptions and reported by inspect_main.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+
+namespace gdfs::inspect {
+
+struct Options {
+  std::string image;
+  std::string path;  // inside the image; "/" when not given
+  std::string dir;   // extract: the target directory
+  bool json = false;
+  bool long_format = false;  // ls -l
+  bool recursive = false;    // ls -R
+  unsigned threads = 0;      // verify: 0 = all cores
+};
+
+int info(const Options& o, std::ostream& out);
+int ls(const Options& o, std::ostream& out);
+int pages(const Options& o, std::ostream& out);
+int stats(const Options& o, std::ostream& out);
+int verify(const Options& o, std::ostream& out, std::ostream& err);
+int cat(const Options& o, std::ostream& out);
+int extract(const Options& o, std::ostream& out, std::ostream& err);
+
+}  // namespace gdfs::inspect

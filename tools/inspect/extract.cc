@@ -1,0 +1,140 @@
+// `extract`: restores the tree (or the subtree or single entry at PATH) under DIR. Directories are walked
+// with descriptors, never with paths, so a deep tree needs no PATH_MAX and a symlink in DIR cannot
+// redirect anything.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "restore.h"
+#include "util.h"
+#include "walk.h"
+
+namespace gdfs::inspect {
+namespace {
+
+// The open directories of the walk, innermost last. A deep tree would run out of descriptors, so only
+// the innermost kMaxOpen stay open; a closed one is reopened through its child's ".." when the walk
+// climbs back to it (which needs no path and follows no symlink).
+class DirStack {
+ public:
+  static constexpr size_t kMaxOpen = 64;
+
+  ~DirStack() {
+    for (int fd : fds_)
+      if (fd >= 0) ::close(fd);
+  }
+  void push(int fd) {
+    fds_.push_back(fd);
+    if (fds_.size() > kMaxOpen) {
+      int& old = fds_[fds_.size() - 1 - kMaxOpen];
+      if (old >= 0) ::close(old), old = -1;
+    }
+  }
+  int top() const { return fds_.back(); }
+  // Removes the innermost directory and hands back its descriptor (the caller closes it), first making
+  // sure its parent is open again; when that fails, `error` holds errno (else 0).
+  int pop(int& error) {
+    const int fd = fds_.back();
+    fds_.pop_back();
+    error = 0;
+    if (!fds_.empty() && fds_.back() < 0 && fd >= 0) {
+      fds_.back() = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (fds_.back() < 0) error = errno;
+    }
+    return fd;
+  }
+
+ private:
+  std::vector<int> fds_;  // -1 while closed
+};
+
+void extract_tree(const Image& img, uint32_t start, int root_fd, Restorer& r) {
+  DirStack dirs;
+  const int first = fcntl(root_fd, F_DUPFD_CLOEXEC, 0);
+  if (first < 0)
+    throw std::runtime_error(std::string("cannot duplicate a descriptor: ") + std::strerror(errno));
+  dirs.push(first);
+  auto enter = [&](const Entry& e) {
+    if (img.type(e.ino) != kDir) {
+      r.create(dirs.top(), e.name, e.ino, e.path);
+      return false;
+    }
+    const int fd = r.make_dir(dirs.top(), e.name, e.path);
+    if (fd < 0) return false;  // reported; its contents are skipped
+    dirs.push(fd);
+    return true;
+  };
+  auto leave = [&](uint32_t dir, const std::string& path) {
+    int error = 0;
+    const int fd = dirs.pop(error);
+    if (error != 0) r.fail(path, "cannot reopen the parent directory", error);
+    if (fd < 0) return;  // its own reopening failed and was reported
+    r.finish_dir(fd, dir, path);
+    ::close(fd);
+  };
+  walk(img, start, "", enter, leave);
+}
+
+// The name PATH gives its last entry: "/a/./b/" -> "b", "a/b/../c" -> "c".
+std::string last_name(const std::string& path) {
+  std::vector<std::string> parts;
+  for (size_t pos = 0; pos <= path.size();) {
+    size_t slash = path.find('/', pos);
+    if (slash == std::string::npos) slash = path.size();
+    const std::string part = path.substr(pos, slash - pos);
+    if (part == "..") {
+      if (!parts.empty()) parts.pop_back();
+    } else if (!part.empty() && part != ".") {
+      parts.push_back(part);
+    }
+    pos = slash + 1;
+  }
+  if (parts.empty()) throw std::runtime_error(path + ": has no name to extract it under");
+  return parts.back();
+}
+
+int open_target(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw std::runtime_error("cannot create " + dir + ": " + ec.message());
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error("cannot open " + dir + ": " + std::strerror(errno));
+  return fd;
+}
+
+}  // namespace
+
+int extract(const Options& o, std::ostream& out, std::ostream& err) {
+  auto img = Image::open(o.image);
+  const uint32_t ino = resolve_path(*img, o.path);
+  const int root_fd = open_target(o.dir);
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{root_fd};
+  Restorer r(*img, err, root_fd, o.dir);
+  if (img->type(ino) == kDir) {
+    extract_tree(*img, ino, root_fd, r);
+  } else {
+    const std::string name = last_name(o.path);
+    r.create(root_fd, name, ino, name);
+  }
+  if (r.failures() != 0) {
+    err << "gdfs-inspect: error: " << r.failures() << " problems extracting " << img->name() << " to "
+        << printable(o.dir) << "\n";
+    return 1;
+  }
+  out << "extracted " << r.entries() << " entries (" << r.file_bytes() << " file bytes) to "
+      << printable(o.dir) << "\n";
+  return 0;
+}
+
+}  // namespace gdfs::inspect

@@ -1,0 +1,165 @@
+// `info`: the superblock, feature bits, inode counts and region sizes of an image.
+#include <cstdio>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "commands.h"
+#include "util.h"
+
+namespace gdfs::inspect {
+namespace {
+
+constexpr const char* kSectionNames[format::kSectionCount] = {
+    "inodes", "dirents", "pages", "sparse", "hole_runs", "xattr_sets", "xattr_pairs", "uids", "gids", "blob"};
+
+std::string uuid_string(const uint8_t* u) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+                u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
+                u[15]);
+  return buf;
+}
+
+std::string label_of(const format::Superblock& sb) {
+  return {sb.label, strnlen(sb.label, sizeof sb.label)};  // NUL-padded, not necessarily terminated
+}
+
+// Names of the set bits; bits this build does not know are shown as one hex value.
+std::vector<std::string> feature_names(uint64_t bits, bool incompat) {
+  std::vector<std::pair<uint64_t, const char*>> known;
+  if (incompat) {
+    known = {{format::kIncompatBitpack, "bitpack"}};
+  } else {
+    known = {{format::kCompatDedupe, "dedupe"}, {format::kCompatTailPack, "tail-pack"}};
+  }
+  std::vector<std::string> names;
+  for (auto [bit, name] : known)
+    if (bits & bit) names.push_back(name), bits &= ~bit;
+  if (bits) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(bits));
+    names.push_back(buf);
+  }
+  return names;
+}
+
+struct Counts {
+  uint64_t files = 0, dirs = 0, symlinks = 0, devices = 0, fifos = 0, sockets = 0, hardlinked = 0;
+};
+
+Counts count_inodes(const Image& img) {
+  Counts c;
+  for (uint32_t ino = 1; ino <= img.inode_count(); ++ino) {
+    const format::Inode& in = img.inode(ino);
+    switch (in.mode & kTypeMask) {
+      case kReg:
+        ++c.files;
+        break;
+      case kDir:
+        ++c.dirs;
+        break;
+      case kLnk:
+        ++c.symlinks;
+        break;
+      case kChr:
+      case kBlk:
+        ++c.devices;
+        break;
+      case kFifo:
+        ++c.fifos;
+        break;
+      case kSock:
+        ++c.sockets;
+        break;
+    }
+    if ((in.mode & kTypeMask) != kDir && in.nlink > 1) ++c.hardlinked;
+  }
+  return c;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s.empty() ? "none" : s;
+}
+
+Json to_json(const Image& img, const Counts& c) {
+  const format::Superblock& sb = img.superblock();
+  Json sections = Json::object();
+  for (uint32_t i = 0; i < format::kSectionCount; ++i) sections[kSectionNames[i]] = sb.sections[i].size;
+  return {
+      {"image", img.name()},
+      {"version", std::to_string(sb.major) + "." + std::to_string(sb.minor)},
+      {"uuid", uuid_string(sb.uuid)},
+      {"label", label_of(sb)},
+      {"time", iso_time(sb.time_sec, sb.time_nsec)},
+      {"time_sec", sb.time_sec},
+      {"time_nsec", sb.time_nsec},
+      {"page_size", img.page_size()},
+      {"mkfs_level", sb.mkfs_level},
+      {"features",
+       {{"compat", feature_names(sb.compat, false)}, {"incompat", feature_names(sb.incompat, true)}}},
+      {"inodes",
+       {{"total", img.inode_count()},
+        {"files", c.files},
+        {"dirs", c.dirs},
+        {"symlinks", c.symlinks},
+        {"devices", c.devices},
+        {"fifos", c.fifos},
+        {"sockets", c.sockets},
+        {"hardlinked", c.hardlinked}}},
+      {"page_entries", sb.page_count},
+      {"sizes",
+       {{"image", sb.image_size},
+        {"data", sb.data_size},
+        {"metadata", sb.meta_size},
+        {"sections", sections},
+        {"file_bytes", sb.file_bytes}}},
+      {"ratio", ratio(sb.file_bytes, sb.image_size)},
+  };
+}
+
+void print_text(std::ostream& out, const Json& j) {
+  auto line = [&](const char* key, const std::string& value) {
+    out << key << std::string(16 - std::strlen(key), ' ') << value << "\n";
+  };
+  auto num = [](const Json& v) { return std::to_string(v.get<uint64_t>()); };
+  const Json& in = j["inodes"];
+  const Json& sz = j["sizes"];
+  line("image", printable(j["image"].get<std::string>()));
+  line("version", j["version"]);
+  line("uuid", j["uuid"]);
+  line("label", printable(j["label"].get<std::string>()));
+  line("time", j["time"]);
+  line("page size", num(j["page_size"]));
+  line("mkfs level", num(j["mkfs_level"]));
+  line("compat", joined(j["features"]["compat"]));
+  line("incompat", joined(j["features"]["incompat"]));
+  line("inodes", num(in["total"]) + ": " + num(in["files"]) + " files, " + num(in["dirs"]) + " dirs, " +
+                     num(in["symlinks"]) + " symlinks, " + num(in["devices"]) + " devices, " +
+                     num(in["fifos"]) + " fifos, " + num(in["sockets"]) + " sockets");
+  line("hardlinked", num(in["hardlinked"]) + " inodes");
+  line("page entries", num(j["page_entries"]));
+  line("image size", num(sz["image"]) + " bytes");
+  line("data region", num(sz["data"]) + " bytes");
+  line("metadata", num(sz["metadata"]) + " bytes");
+  for (const auto& [name, bytes] : sz["sections"].items()) line(("  " + name).c_str(), num(bytes) + " bytes");
+  line("file bytes", num(sz["file_bytes"]) + " bytes");
+  line("ratio", fixed(j["ratio"].get<double>(), 3));
+}
+
+}  // namespace
+
+int info(const Options& o, std::ostream& out) {
+  auto img = Image::open(o.image);
+  const Json j = to_json(*img, count_inodes(*img));
+  if (o.json) {
+    print_json(out, j);
+  } else {
+    print_text(out, j);
+  }
+  return 0;
+}
+
+}  // namespace gdfs::inspect

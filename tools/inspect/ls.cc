@@ -1,0 +1,87 @@
+// `ls`: one directory (or one non-directory entry, or a whole subtree with -R), names in stored order.
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "commands.h"
+#include "util.h"
+#include "walk.h"
+
+namespace gdfs::inspect {
+namespace {
+
+struct Listed {
+  uint32_t ino;
+  std::string name;  // as shown: the entry's name, its path relative to PATH (-R), or PATH itself
+};
+
+std::vector<Listed> collect(const Image& img, uint32_t ino, const Options& o) {
+  if (img.type(ino) != kDir) return {{ino, o.path}};
+  std::vector<Listed> list;
+  walk(img, ino, "", [&](const Entry& e) {
+    list.push_back({e.ino, e.path});
+    return o.recursive;
+  });
+  return list;
+}
+
+bool is_device(uint32_t mode) {
+  return (mode & kTypeMask) == kChr || (mode & kTypeMask) == kBlk;
+}
+
+std::string size_column(const format::Inode& in) {
+  if (is_device(in.mode)) return std::to_string(in.a) + ", " + std::to_string(in.b);
+  return std::to_string(in.size);
+}
+
+Json entry_json(const Image& img, const Listed& l) {
+  const format::Inode& in = img.inode(l.ino);
+  Json j = {{"name", l.name},
+            {"inode", l.ino},
+            {"type", type_name(in.mode)},
+            {"mode", in.mode & 07777u},
+            {"mode_string", mode_string(in.mode)},
+            {"nlink", in.nlink},
+            {"uid", img.uid(in)},
+            {"gid", img.gid(in)},
+            {"size", in.size},
+            {"mtime", in.mtime_sec},
+            {"mtime_nsec", in.mtime_nsec}};
+  if (is_device(in.mode)) j["rdev"] = {{"major", in.a}, {"minor", in.b}};
+  if ((in.mode & kTypeMask) == kLnk) j["target"] = std::string(img.symlink_target(l.ino));
+  return j;
+}
+
+void print_long(std::ostream& out, const Image& img, const std::vector<Listed>& list) {
+  Table t({}, "lrrrrll");
+  for (const Listed& l : list) {
+    const format::Inode& in = img.inode(l.ino);
+    std::string name = printable(l.name);
+    if ((in.mode & kTypeMask) == kLnk) name += " -> " + printable(img.symlink_target(l.ino));
+    t.add({mode_string(in.mode), std::to_string(in.nlink), std::to_string(img.uid(in)),
+           std::to_string(img.gid(in)), size_column(in), short_time(in.mtime_sec), name});
+  }
+  t.print(out, false);
+}
+
+}  // namespace
+
+int ls(const Options& o, std::ostream& out) {
+  auto img = Image::open(o.image);
+  const uint32_t ino = resolve_path(*img, o.path);
+  const std::vector<Listed> list = collect(*img, ino, o);
+  if (o.json) {
+    // One entry object per line, written as it is made: a recursive listing of a large image would
+    // otherwise hold every entry as a JSON object at once.
+    out << "{\n  \"path\": " << compact_json(o.path) << ",\n  \"inode\": " << ino << ",\n  \"entries\": [";
+    for (size_t i = 0; i < list.size(); ++i)
+      out << (i ? ",\n    " : "\n    ") << compact_json(entry_json(*img, list[i]));
+    out << (list.empty() ? "]\n}\n" : "\n  ]\n}\n");
+  } else if (o.long_format) {
+    print_long(out, *img, list);
+  } else {
+    for (const Listed& l : list) out << printable(l.name) << "\n";
+  }
+  return 0;
+}
+
+}  // namespace gdfs::inspect

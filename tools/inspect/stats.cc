@@ -1,0 +1,168 @@
+// `stats`: how well the image compresses and where the space goes: page ratio histogram, codec mix,
+// largest files, and what dedupe and tail packing saved.
+#include <algorithm>
+#include <array>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "commands.h"
+#include "stored_pages.h"
+#include "util.h"
+#include "walk.h"
+
+namespace gdfs::inspect {
+namespace {
+
+constexpr std::array<double, 6> kBucketBounds = {1.1, 1.5, 2, 3, 5, 10};
+constexpr std::array<const char*, 7> kBucketNames = {"<1.1", "1.1-1.5", "1.5-2", "2-3",
+                                                     "3-5",  "5-10",    ">=10"};
+
+struct CodecUse {
+  uint64_t pages = 0, stored = 0, decoded = 0;
+};
+
+struct Pages {
+  std::array<uint64_t, 7> buckets{};
+  std::map<std::string, CodecUse> codecs;
+  uint64_t entries = 0, distinct = 0, flagged_dedupe = 0, dup_entries = 0, dup_stored = 0, dup_decoded = 0;
+};
+
+// Everything about stored pages, each distinct stored page counted once.
+Pages page_stats(const Image& img) {
+  const StoredPages sp = distinct_stored_pages(img);
+  const auto entries = img.pages();
+  Pages p;
+  p.entries = entries.size();
+  p.distinct = sp.first.size();
+  for (uint64_t first : sp.first) {
+    const format::PageEntry& e = entries[first];
+    const double r = ratio(e.usize, e.csize);
+    const size_t bucket =
+        std::upper_bound(kBucketBounds.begin(), kBucketBounds.end(), r) - kBucketBounds.begin();
+    ++p.buckets[bucket];
+    CodecUse& c = p.codecs[codec_name(e.codec)];
+    ++c.pages, c.stored += e.csize, c.decoded += e.usize;
+  }
+  for (uint64_t i = 0; i < entries.size(); ++i) {
+    p.flagged_dedupe += (entries[i].flags & format::kPageDeduped) != 0;
+    if (sp.first[sp.group_of[i]] != i)
+      ++p.dup_entries, p.dup_stored += entries[i].csize, p.dup_decoded += entries[i].usize;
+  }
+  return p;
+}
+
+struct Files {
+  uint64_t hole_pages = 0, hole_bytes = 0, tails = 0, tail_bytes = 0, packs = 0, shared_tails = 0;
+  std::vector<std::pair<uint64_t, uint32_t>> largest;  // (size, ino), largest first
+};
+
+// Only flagged files have holes; a page_ref is a couple of binary searches, so even a file of a million
+// hole pages takes milliseconds.
+void count_holes(const Image& img, uint32_t ino, Files& f) {
+  if (!(img.inode(ino).mode & format::kInodeSparse)) return;
+  for (uint64_t i = 0, n = img.logical_pages(ino); i < n; ++i) {
+    const PageRef ref = img.page_ref(ino, i);
+    if (ref.kind == PageRef::kHole) ++f.hole_pages, f.hole_bytes += ref.length;
+  }
+}
+
+// Per regular inode (so each hardlinked file once): holes, tails and sizes.
+Files file_stats(const Image& img) {
+  Files f;
+  std::map<std::pair<uint32_t, uint32_t>, uint64_t> tail_users;  // (pack entry, offset) -> tails there
+  std::vector<std::pair<uint64_t, uint32_t>> sizes;
+  for (uint32_t ino = 1; ino <= img.inode_count(); ++ino) {
+    const format::Inode& in = img.inode(ino);
+    if ((in.mode & kTypeMask) != kReg) continue;
+    sizes.push_back({in.size, ino});
+    count_holes(img, ino, f);
+    if (in.b == format::kNone) continue;
+    ++f.tails;
+    f.tail_bytes += img.page_ref(ino, img.logical_pages(ino) - 1).length;
+    ++tail_users[{in.b, in.c}];
+  }
+  for (const auto& [where, users] : tail_users) f.shared_tails += users > 1 ? users : 0;
+  for (const format::PageEntry& e : img.pages()) f.packs += (e.flags & format::kPageTailPack) != 0;
+  const size_t top = std::min<size_t>(10, sizes.size());
+  std::partial_sort(sizes.begin(), sizes.begin() + top, sizes.end(), [](auto a, auto b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  f.largest.assign(sizes.begin(), sizes.begin() + top);
+  return f;
+}
+
+Json to_json(const Image& img, const Pages& p, const Files& f) {
+  Json hist = Json::object();
+  for (size_t i = 0; i < p.buckets.size(); ++i) hist[kBucketNames[i]] = p.buckets[i];
+  Json codecs = Json::object();
+  for (const auto& [name, c] : p.codecs)
+    codecs[name] = {{"pages", c.pages}, {"stored_bytes", c.stored}, {"decoded_bytes", c.decoded}};
+  codecs["hole"] = {{"pages", f.hole_pages}, {"stored_bytes", 0}, {"decoded_bytes", f.hole_bytes}};
+  const PathIndex paths(img);
+  Json largest = Json::array();
+  for (auto [size, ino] : f.largest)
+    largest.push_back({{"path", paths.path(ino)}, {"inode", ino}, {"size", size}});
+  return {{"image", img.name()},
+          {"page_entries", p.entries},
+          {"stored_pages", p.distinct},
+          {"ratio_histogram", hist},
+          {"codecs", codecs},
+          {"largest_files", largest},
+          {"dedupe",
+           {{"entries", p.dup_entries},
+            {"flagged_entries", p.flagged_dedupe},
+            {"bytes_not_stored", p.dup_stored},
+            {"decoded_bytes", p.dup_decoded}}},
+          {"tails",
+           {{"tails", f.tails},
+            {"packs", f.packs},
+            {"tail_bytes", f.tail_bytes},
+            {"pages_avoided", static_cast<int64_t>(f.tails) - static_cast<int64_t>(f.packs)},
+            {"deduped_tails", f.shared_tails}}}};
+}
+
+std::string n(const Json& v) {
+  return v.is_number_integer() ? v.dump() : v.get<std::string>();
+}
+
+void print_text(std::ostream& out, const Json& j) {
+  out << "stored pages: " << n(j["stored_pages"]) << " (" << n(j["page_entries"]) << " page entries)\n\n";
+  out << "page ratio (decoded/stored) over stored pages:\n";
+  Table hist({"ratio", "pages"}, "lr");
+  for (const auto& [bucket, count] : j["ratio_histogram"].items()) hist.add({bucket, n(count)});
+  hist.print(out);
+  out << "\ncodecs:\n";
+  Table codecs({"codec", "pages", "stored", "decoded"}, "lrrr");
+  for (const auto& [name, c] : j["codecs"].items())
+    codecs.add({name, n(c["pages"]), n(c["stored_bytes"]), n(c["decoded_bytes"])});
+  codecs.print(out);
+  out << "\nlargest files:\n";
+  Table largest({"size", "inode", "path"}, "rrl");
+  for (const auto& f : j["largest_files"])
+    largest.add({n(f["size"]), n(f["inode"]), printable(n(f["path"]))});
+  largest.print(out);
+  const Json& d = j["dedupe"];
+  out << "\ndedupe: " << n(d["entries"]) << " entries share stored pages (" << n(d["flagged_entries"])
+      << " flagged), " << n(d["bytes_not_stored"]) << " bytes not stored (" << n(d["decoded_bytes"])
+      << " decoded bytes)\n";
+  const Json& t = j["tails"];
+  out << "tails: " << n(t["tails"]) << " tails in " << n(t["packs"]) << " packs, " << n(t["tail_bytes"])
+      << " tail bytes, " << n(t["pages_avoided"]) << " pages avoided, " << n(t["deduped_tails"])
+      << " tails share their bytes with another\n";
+}
+
+}  // namespace
+
+int stats(const Options& o, std::ostream& out) {
+  auto img = Image::open(o.image);
+  const Json j = to_json(*img, page_stats(*img), file_stats(*img));
+  if (o.json) {
+    print_json(out, j);
+  } else {
+    print_text(out, j);
+  }
+  return 0;
+}
+
+}  // namespace gdfs::inspect

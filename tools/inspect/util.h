@@ -1,0 +1,66 @@
+// Small helpers shared by the subcommands: looking up paths, and formatting modes, times and names.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gdfs/image.h"
+
+namespace gdfs::inspect {
+
+using Json = nlohmann::ordered_json;  // keeps keys in the order we write them: easier to read
+
+inline constexpr uint32_t kTypeMask = 0170000u;
+inline constexpr uint32_t kDir = 0040000u, kReg = 0100000u, kLnk = 0120000u;
+inline constexpr uint32_t kChr = 0020000u, kBlk = 0060000u, kFifo = 0010000u, kSock = 0140000u;
+
+// The inode at `path` inside the image; throws naming the image and the path when there is none.
+uint32_t resolve_path(const Image& img, const std::string& path);
+
+// "drwxr-xr-x", with s/S and t/T like ls -l.
+std::string mode_string(uint32_t mode);
+// "file", "dir", "symlink", "chardev", "blockdev", "fifo", "socket".
+const char* type_name(uint32_t mode);
+// "2024-05-01T12:00:00Z", with ".nnnnnnnnn" before the Z when nsec is not 0. UTC, never local time.
+std::string iso_time(int64_t sec, uint32_t nsec);
+// "2024-05-01 12:00:00" (UTC), for listings.
+std::string short_time(int64_t sec);
+// The name with control bytes (newline, escape, DEL, ...) written as \xNN, so that every entry stays on one
+// line of a listing and cannot drive the terminal. Other bytes, UTF-8 included, pass through unchanged.
+std::string printable(std::string_view name);
+// "stored", "gdeflate", "bitpack", or "codec N" for a value this build does not name.
+std::string codec_name(uint8_t codec);
+std::string hex32(uint32_t v);
+// Decimal digits of v, for column widths.
+int digits(uint64_t v);
+std::string fixed(double v, int decimals);
+// a / b, or 0 when b is 0.
+double ratio(uint64_t a, uint64_t b);
+
+// Writes `j` indented, one document per line. Names may be any bytes: invalid UTF-8 is replaced by U+FFFD
+// rather than refused, since JSON cannot carry raw bytes.
+void print_json(std::ostream& out, const Json& j);
+// `j` on one line, with the same replacement; for output too large to build as one document.
+std::string compact_json(const Json& j);
+
+// A text table: columns padded to their widest cell, numbers right-aligned, text left-aligned; the last
+// column is never padded (it holds names).
+class Table {
+ public:
+  // `align` holds 'r' (right) or 'l' (left) per column; missing columns are left-aligned.
+  explicit Table(std::vector<std::string> header, std::string align = "");
+  void add(std::vector<std::string> row);
+  void print(std::ostream& out, bool with_header = true) const;
+  size_t rows() const { return rows_.size(); }
+
+ private:
+  std::vector<std::vector<std::string>> rows_;  // rows_[0] is the header
+  std::string align_;
+};
+
+}  // namespace gdfs::inspect

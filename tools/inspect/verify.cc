@@ -1,0 +1,128 @@
+// `verify`: open (which checks the superblock and all metadata), then decode every stored page with both
+// checksums on T threads, and resolve every page of every regular file. Reports each broken page with
+// the files that use it.
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <ostream>
+#include <set>
+#include <thread>
+
+#include "commands.h"
+#include "stored_pages.h"
+#include "util.h"
+#include "walk.h"
+
+namespace gdfs::inspect {
+namespace {
+
+// Decodes the stored pages first[i] for i taken from a shared counter, so threads balance themselves.
+void decode_worker(const Image& img, const std::vector<uint64_t>& first, std::atomic<size_t>& next,
+                   std::vector<PageStatus>& status) {
+  PageDecoder dec;
+  std::vector<uint8_t> stored, out(img.page_size());
+  for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < first.size();) {
+    const format::PageEntry& e = img.pages()[first[i]];
+    stored.resize(e.csize);
+    status[i] =
+        img.read_stored(e, stored.data()) ? dec.decode(e, stored.data(), out.data()) : PageStatus::kIoError;
+  }
+}
+
+std::vector<PageStatus> decode_all(const Image& img, const std::vector<uint64_t>& first, unsigned threads) {
+  std::vector<PageStatus> status(first.size(), PageStatus::kOk);
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::clamp<size_t>(first.size(), 1, threads));
+  std::atomic<size_t> next{0};
+  std::vector<std::jthread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back([&] { decode_worker(img, first, next, status); });
+  decode_worker(img, first, next, status);  // the calling thread works too
+  return status;
+}
+
+struct FileCheck {
+  std::map<size_t, std::set<uint32_t>> users;  // broken stored page -> inodes that use it
+  std::vector<std::string> errors;             // files whose page map does not resolve
+  uint64_t files = 0, file_bytes = 0;
+};
+
+// Every logical page of every regular file must resolve; note which files use a broken stored page.
+FileCheck check_files(const Image& img, const StoredPages& sp, const std::vector<PageStatus>& status) {
+  FileCheck fc;
+  for (uint32_t ino = 1; ino <= img.inode_count(); ++ino) {
+    if (img.type(ino) != kReg) continue;
+    ++fc.files;
+    fc.file_bytes += img.inode(ino).size;
+    try {
+      for (uint64_t i = 0, n = img.logical_pages(ino); i < n; ++i) {
+        const PageRef ref = img.page_ref(ino, i);
+        if (ref.kind == PageRef::kHole) continue;
+        const size_t g = sp.group_of.at(ref.entry);
+        if (status[g] != PageStatus::kOk) fc.users[g].insert(ino);
+      }
+    } catch (const std::exception& e) {
+      fc.errors.push_back(e.what());
+    }
+  }
+  return fc;
+}
+
+// "page entry 7 (offset 4096, 1234 bytes, gdeflate): page checksum mismatch; used by inode 5 /a, ..."
+void report_page(std::ostream& out, const Image& img, const PathIndex& paths,
+                 const std::vector<uint64_t>& entries, PageStatus st, const std::set<uint32_t>& users) {
+  const format::PageEntry& e = img.pages()[entries.front()];
+  out << img.name() << ": page entr" << (entries.size() == 1 ? "y " : "ies ");
+  for (size_t i = 0; i < entries.size(); ++i) out << (i ? "," : "") << entries[i];
+  out << " (offset " << e.offset << ", " << e.csize << " bytes, " << codec_name(e.codec)
+      << "): " << page_status_message(st) << "; used by ";
+  if (users.empty()) out << "no file";
+  constexpr size_t kMaxNamed = 8;  // a shared page (zeros, a common header) may be used by thousands
+  size_t shown = 0;
+  for (uint32_t ino : users) {
+    if (shown == kMaxNamed) {
+      out << ", and " << users.size() - shown << " more";
+      break;
+    }
+    out << (shown++ ? ", " : "") << "inode " << ino << " " << printable(paths.path(ino));
+  }
+  out << "\n";
+}
+
+}  // namespace
+
+int verify(const Options& o, std::ostream& out, std::ostream& err) {
+  auto img = Image::open(o.image);
+  const StoredPages sp = distinct_stored_pages(*img);
+  const std::vector<PageStatus> status = decode_all(*img, sp.first, o.threads);
+  const FileCheck fc = check_files(*img, sp, status);
+  uint64_t bytes = 0, broken = 0;
+  for (size_t g = 0; g < sp.first.size(); ++g) {
+    bytes += img->pages()[sp.first[g]].usize;
+    broken += status[g] != PageStatus::kOk;
+  }
+  if (broken == 0 && fc.errors.empty()) {
+    out << "ok: " << sp.first.size() << " pages, " << bytes << " bytes verified (" << img->pages().size()
+        << " page entries, " << fc.files << " files, " << fc.file_bytes << " file bytes)\n";
+    return 0;
+  }
+  std::vector<std::vector<uint64_t>> entries_of(sp.first.size());
+  for (uint64_t i = 0; i < sp.group_of.size(); ++i)
+    if (status[sp.group_of[i]] != PageStatus::kOk) entries_of[sp.group_of[i]].push_back(i);
+  const PathIndex paths(*img);
+  static const std::set<uint32_t> kNoUsers;
+  std::set<uint32_t> affected;
+  for (size_t g = 0; g < sp.first.size(); ++g) {
+    if (status[g] == PageStatus::kOk) continue;
+    auto it = fc.users.find(g);
+    const std::set<uint32_t>& users = it == fc.users.end() ? kNoUsers : it->second;
+    affected.insert(users.begin(), users.end());
+    report_page(out, *img, paths, entries_of[g], status[g], users);
+  }
+  for (const std::string& e : fc.errors) out << e << "\n";
+  err << "gdfs-inspect: error: " << img->name() << ": " << broken << " of " << sp.first.size()
+      << " stored pages are broken (" << affected.size() << " files affected); " << fc.errors.size()
+      << " files do not resolve\n";
+  return 1;
+}
+
+}  // namespace gdfs::inspect
