@@ -120,32 +120,36 @@ bool Restorer::write_file(int dir_fd, std::string_view name, uint32_t ino, const
 // Writes the data pages only: holes stay holes (the size comes from ftruncate), so a sparse file stays
 // sparse and costs no time for its holes.
 bool Restorer::write_contents(int fd, uint32_t ino, const std::string& rel) {
-  const uint64_t size = img_.inode(ino).size, ps = img_.page_size(), n = img_.logical_pages(ino);
+  const uint64_t size = img_.inode(ino).size, ps = img_.page_size();
   if (ftruncate(fd, static_cast<off_t>(size)) != 0) return fail(rel, "cannot set the size", errno);
   constexpr size_t kChunk = size_t{1} << 20;
   buf_.resize(kChunk);
-  auto is_hole = [&](uint64_t i) { return img_.page_ref(ino, i).kind == PageRef::kHole; };
-  for (uint64_t i = 0; i < n;) {
-    if (is_hole(i)) {
-      ++i;
-      continue;
-    }
-    uint64_t end = i + 1;  // a run of data pages [i, end), copied in chunks
-    while (end < n && !is_hole(end)) ++end;
-    for (uint64_t off = i * ps, stop = std::min(end * ps, size); off < stop;) {
+  // Data pages come in runs between holes; each run is copied in chunks of up to 1 MiB.
+  uint64_t run_start = 0, run_end = 0;  // the current run of data pages [run_start, run_end)
+  bool ok = true;
+  auto copy_run = [&] {
+    for (uint64_t off = run_start * ps, stop = std::min(run_end * ps, size); ok && off < stop;) {
       size_t got = 0;
       try {
         got = img_.read(ino, off, std::min<uint64_t>(kChunk, stop - off), buf_.data(), dec_);
       } catch (const ImageError& e) {
-        return fail(rel, e.what(), 0);
+        ok = fail(rel, e.what(), 0);
+        return;
       }
       if (got == 0 || !pwrite_all(fd, buf_.data(), got, off))
-        return fail(rel, "cannot write", got ? errno : EIO);
+        ok = fail(rel, "cannot write", got ? errno : EIO);
       off += got;
     }
-    i = end;
-  }
-  return true;
+  };
+  img_.for_each_data_page(ino, [&](uint64_t i, const PageRef&) {
+    if (i != run_end) {
+      copy_run();
+      run_start = i;
+    }
+    run_end = i + 1;
+  });
+  copy_run();
+  return ok;
 }
 
 bool Restorer::make_special(int dir_fd, std::string_view name, uint32_t ino, const std::string& rel) {

@@ -54,12 +54,10 @@ FileCheck check_files(const Image& img, const StoredPages& sp, const std::vector
     ++fc.files;
     fc.file_bytes += img.inode(ino).size;
     try {
-      for (uint64_t i = 0, n = img.logical_pages(ino); i < n; ++i) {
-        const PageRef ref = img.page_ref(ino, i);
-        if (ref.kind == PageRef::kHole) continue;
+      img.for_each_data_page(ino, [&](uint64_t, const PageRef& ref) {
         const size_t g = sp.group_of.at(ref.entry);
         if (status[g] != PageStatus::kOk) fc.users[g].insert(ino);
-      }
+      });
     } catch (const std::exception& e) {
       fc.errors.push_back(e.what());
     }

@@ -43,8 +43,7 @@ void walk(const Image& img, uint32_t start, const std::string& prefix, const Ent
   }
 }
 
-PathIndex::PathIndex(const Image& img)
-    : img_(img), parent_(img.inode_count() + 1, 0), name_(img.inode_count() + 1) {
+PathIndex::PathIndex(const Image& img) : parent_(img.inode_count() + 1, 0), name_(img.inode_count() + 1) {
   walk(img, format::kRootIno, "", [&](const Entry& e) {
     if (parent_[e.ino] != 0) return false;  // a further hardlink: keep the first name
     parent_[e.ino] = e.parent;

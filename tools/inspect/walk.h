@@ -40,7 +40,6 @@ class PathIndex {
   std::string path(uint32_t ino) const;
 
  private:
-  const Image& img_;
   std::vector<uint32_t> parent_;        // per inode: the directory of its first name, 0 if none
   std::vector<std::string_view> name_;  // per inode: its first name
 };

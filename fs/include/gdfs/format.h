@@ -126,7 +126,8 @@ struct Inode {
   uint16_t uid_idx;     //  8: index into the uid table
   uint16_t gid_idx;     // 10: index into the gid table
   uint32_t xattr;       // 12: XattrSet index or kNone
-  uint64_t size;        // 16: st_size (files: bytes; symlinks: target length; others 0)
+  uint64_t size;        // 16: st_size (files: bytes; symlinks: target length; dirs: see FORMAT.md;
+                        //     devices, fifos, sockets: 0)
   int64_t mtime_sec;    // 24
   uint32_t mtime_nsec;  // 32: < 1e9
   uint32_t a;           // 36: per-type payload, above

@@ -95,6 +95,24 @@ class Image {
   // Page map of regular file `ino`: logical page `index` (< page_count_of(size)).
   PageRef page_ref(uint32_t ino, uint64_t index) const;
   uint64_t logical_pages(uint32_t ino) const;
+  // The hole runs of regular file `ino`, sorted (empty unless it is sparse).
+  std::span<const format::HoleRun> hole_runs(uint32_t ino) const;
+  // Calls fn(index, ref) for each logical page of regular file `ino` that is not a hole, in file order.
+  // Costs O(stored pages + hole runs) however large the holes: walkers of crafted images cannot be made
+  // to spin through billions of hole pages.
+  template <typename Fn>
+  void for_each_data_page(uint32_t ino, Fn&& fn) const {
+    const uint64_t n = logical_pages(ino);
+    uint64_t i = 0;
+    auto data_until = [&](uint64_t end) {
+      for (; i < end; ++i) fn(i, page_ref(ino, i));
+    };
+    for (const format::HoleRun& r : hole_runs(ino)) {
+      data_until(r.first_page);
+      i = uint64_t{r.first_page} + r.count;
+    }
+    data_until(n);
+  }
   std::span<const format::PageEntry> pages() const { return pages_; }
 
   // Reads the stored bytes of a page entry (entry.csize bytes) into `out`. Returns false on I/O error.

@@ -145,6 +145,14 @@ uint64_t Image::logical_pages(uint32_t ino) const {
   return format::page_count_of(inode(ino).size, sb_.page_log2);
 }
 
+std::span<const format::HoleRun> Image::hole_runs(uint32_t ino) const {
+  const format::Inode& in = inode(ino);
+  if ((in.mode & 0170000u) != 0100000u || !(in.mode & format::kInodeSparse)) return {};
+  auto rec = std::lower_bound(sparse_.begin(), sparse_.end(), ino,
+                              [](const format::SparseFile& s, uint32_t i) { return s.ino < i; });
+  return holes_.subspan(rec->first_run, rec->run_count);  // validated: the record exists
+}
+
 PageRef Image::page_ref(uint32_t ino, uint64_t index) const {
   const format::Inode& in = inode(ino);
   if ((in.mode & 0170000u) != 0100000u) fail("inode " + std::to_string(ino) + " is not a regular file");
@@ -161,9 +169,7 @@ PageRef Image::page_ref(uint32_t ino, uint64_t index) const {
   }
   uint64_t before = 0;
   if (in.mode & format::kInodeSparse) {
-    auto rec = std::lower_bound(sparse_.begin(), sparse_.end(), ino,
-                                [](const format::SparseFile& s, uint32_t i) { return s.ino < i; });
-    auto runs = holes_.subspan(rec->first_run, rec->run_count);
+    auto runs = hole_runs(ino);
     auto run = std::upper_bound(runs.begin(), runs.end(), index,
                                 [](uint64_t i, const format::HoleRun& r) { return i < r.first_page; });
     if (run != runs.begin()) {
@@ -216,8 +222,10 @@ void Image::load(uint64_t file_size) {
   auto read_at = [&](void* buf, size_t n, uint64_t off) {
     if (fd_ < 0) {
       std::memcpy(buf, memory_.data() + off, n);  // callers checked off + n <= file_size
-    } else if (!pread_all(fd_, buf, n, off)) {
-      fail(std::string("read error: ") + (errno ? std::strerror(errno) : "short read"));
+    } else {
+      errno = 0;
+      if (!pread_all(fd_, buf, n, off))
+        fail(std::string("read error: ") + (errno ? std::strerror(errno) : "unexpected end of file"));
     }
   };
   read_at(&sb_, sizeof sb_, 0);

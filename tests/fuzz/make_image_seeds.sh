@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Seeds for fuzz_image: small images of a tree with every entry kind (pages, tails, holes, dedupe,
+# stored pages, symlinks, a fifo, xattrs, nested dirs), at 4 KiB pages so each seed stays small.
+# Usage: make_image_seeds.sh MKFS OUTDIR
+set -euo pipefail
+mkfs=$1 out=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+t=$work/tree
+mkdir -p "$t/dir/sub" "$t/empty-dir" "$out"
+printf 'hello\n' >"$t/small"
+seq 1 3000 >"$t/numbers"                      # pages and a tail
+cp "$t/numbers" "$t/dir/numbers-copy"         # dedupe
+LC_ALL=C awk 'BEGIN { srand(7); for (i = 0; i < 6000; i++) printf "%c", int(rand() * 256) }' >"$t/dir/random"  # stored
+{ printf 'a'; head -c 9000 /dev/zero; printf 'z'; } >"$t/dir/sub/holes"
+: >"$t/empty"
+ln -s numbers "$t/link"
+ln "$t/small" "$t/dir/hardlink"
+mkfifo "$t/fifo"
+setfattr -n user.seed -v 1 "$t/small" 2>/dev/null || true
+export SOURCE_DATE_EPOCH=1700000000
+"$mkfs" -q --force --page-size 4096 "$t" "$out/tree-4k.img"
+"$mkfs" -q --force --page-size 4096 --no-dedupe -l 1 "$t" "$out/tree-4k-l1.img"
+"$mkfs" -q --force --page-size 4096 "$t/dir/sub" "$out/one-file.img"
