@@ -192,6 +192,14 @@ TEST_F(Corrupt, CraftedRecordsAreRefused) {
            if ((table<Inode>(b, kSecInodes, i)->mode & 0170000) == 0100000)
              table<Inode>(b, kSecInodes, i)->size += 1ull << 40;
        }},
+      {"directories share entries",
+       [](Bytes& b) {
+         Inode* root = table<Inode>(b, kSecInodes, 0);
+         for (size_t i = 1; i < sb(b).inode_count; ++i) {
+           Inode* in = table<Inode>(b, kSecInodes, i);
+           if ((in->mode & 0170000) == 0040000) in->a = root->a, in->b = root->b;
+         }
+       }},
       {"tail offset past its pack",
        [](Bytes& b) {
          for (size_t i = 0; i < sb(b).inode_count; ++i) {

@@ -106,6 +106,10 @@ void Image::map_sections() {
 struct Validator {
   Image& img;
   std::vector<uint8_t> dir_refs;  // how many dirents name each directory inode
+  // Records may not share table ranges, so these sums are bounded by the table sizes. That bounds
+  // validation work by the metadata size: a crafted image cannot point a million inodes at one huge
+  // range and make the checks quadratic.
+  uint64_t file_entries = 0, dir_entries = 0;
 
   void run() {
     pages();
@@ -150,6 +154,7 @@ struct Validator {
 
   void sparse() {
     uint32_t prev = 0;
+    uint64_t runs = 0;
     for (const format::SparseFile& s : img.sparse_) {
       auto bad = [&](const char* what) { bad_inode(s.ino, std::string("hole map: ") + what); };
       if (s.ino <= prev || s.ino > img.inodes_.size()) bad("records out of order or out of range");
@@ -157,6 +162,7 @@ struct Validator {
       const format::Inode& in = img.inodes_[s.ino - 1];
       if ((in.mode & kTypeMask) != kReg || !(in.mode & format::kInodeSparse)) bad("not a sparse file");
       if (s.run_count == 0 || !fits(s.first_run, s.run_count, img.holes_.size())) bad("runs out of range");
+      if ((runs += s.run_count) > img.holes_.size()) bad("runs shared between files");
       const uint64_t n = img.logical_pages(s.ino);
       uint64_t next = 0, total = 0;
       for (const format::HoleRun& r : img.holes_.subspan(s.first_run, s.run_count)) {
@@ -170,10 +176,12 @@ struct Validator {
   }
 
   void xattrs() {
+    uint64_t pairs = 0;
     for (size_t i = 0; i < img.xattr_sets_.size(); ++i) {
       const format::XattrSet& set = img.xattr_sets_[i];
       auto bad = [&](const char* what) { img.fail("xattr set " + std::to_string(i) + ": " + what); };
       if (set.count == 0 || !fits(set.first_pair, set.count, img.xattr_pairs_.size())) bad("out of range");
+      if ((pairs += set.count) > img.xattr_pairs_.size()) bad("pairs shared between sets");
       std::string_view prev;
       for (const format::XattrPair& p : img.xattr_pairs_.subspan(set.first_pair, set.count)) {
         if (!string_ok(p.key)) bad("bad key");
@@ -238,6 +246,7 @@ struct Validator {
     if (holes + (tail ? 1 : 0) > n) bad_inode(ino, "more holes than pages");
     const uint64_t entries = n - holes - (tail ? 1 : 0);
     if (!fits(in.a, entries, img.pages_.size())) bad_inode(ino, "page entries out of range");
+    if ((file_entries += entries) > img.pages_.size()) bad_inode(ino, "page entries shared between files");
     const bool last_is_entry = n > 0 && !tail && !page_is_hole(ino, in, n - 1);
     for (uint64_t i = 0; i < entries; ++i) {
       const format::PageEntry& e = img.pages_[in.a + i];
@@ -249,6 +258,7 @@ struct Validator {
 
   void dir(uint32_t ino, const format::Inode& in) {
     if (!fits(in.a, in.b, img.dirents_.size())) bad_inode(ino, "entries out of range");
+    if ((dir_entries += in.b) > img.dirents_.size()) bad_inode(ino, "entries shared between directories");
     if (in.c == 0 || in.c > img.inodes_.size() || (img.inodes_[in.c - 1].mode & kTypeMask) != kDir)
       bad_inode(ino, "bad parent");
     std::string_view prev;
