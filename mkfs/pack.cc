@@ -12,6 +12,7 @@
 
 #include "diag.h"
 #include "gdfs/checksum.h"
+#include "gdfs/unique_fd.h"
 #include "image_writer.h"
 #include "progress.h"
 
@@ -40,20 +41,6 @@ bool all_zero(const uint8_t* p, size_t n) {
   static const uint8_t kZeros[gdeflate::kMaxPageBytes] = {};
   return std::memcmp(p, kZeros, n) == 0;
 }
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 // The next data extent at or after `off`: [start, end). start == size when only holes remain.
 struct Extent {
@@ -135,7 +122,7 @@ class Packer {
     if (npages > UINT32_MAX)
       throw MkfsError(quoted(n.path) + " is too large: more than 2^32 - 1 pages of " + std::to_string(page_) +
                       " bytes");
-    const Fd fd(open_source(n));
+    const UniqueFd fd(open_source(n));
     file_runs_ = r_.runs.size();
     file_holes_ = 0;
     uint64_t data_end = 0;  // end of the data extent the current page is in

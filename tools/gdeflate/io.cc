@@ -10,6 +10,8 @@
 #include <ostream>
 #include <utility>
 
+#include "gdfs/unique_fd.h"
+
 namespace gdfs::tools {
 namespace {
 
@@ -17,21 +19,7 @@ namespace {
   throw IoError("cannot " + what + " '" + path + "': " + std::strerror(error));
 }
 
-// Closes a descriptor on scope exit; release() hands it back.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  int release() { return std::exchange(fd_, -1); }
-
- private:
-  int fd_;
-};
+using Fd = UniqueFd;
 
 std::vector<uint8_t> read_stream(std::istream& in) {
   std::vector<uint8_t> data;

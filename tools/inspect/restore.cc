@@ -12,31 +12,14 @@
 #include <utility>
 #include <vector>
 
+#include "gdfs/unique_fd.h"
 #include "util.h"
 #include "walk.h"
 
 namespace gdfs::inspect {
 namespace {
 
-// Closes a descriptor on scope exit.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  int release() { return std::exchange(fd_, -1); }
-  void reset(int fd) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-  }
-
- private:
-  int fd_;
-};
+using Fd = UniqueFd;
 
 bool pwrite_all(int fd, const uint8_t* p, size_t n, uint64_t off) {
   while (n > 0) {
