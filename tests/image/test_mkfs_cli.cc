@@ -74,28 +74,52 @@ TEST_F(Mkfs, UnreadableFileIsAnErrorAndLeavesNothing) {
   write_text_file(dir_ / "src/secret", 1000, 4);
   chmod((dir_ / "src/secret").c_str(), 0);
   auto run_as_nobody = [&](std::vector<std::string> args) {
-    if (geteuid() != 0) return run_mkfs(args).code;
+    if (geteuid() != 0) return run_mkfs(args);
     chmod(dir_.path().c_str(), 0777);
     chmod((dir_ / "out").c_str(), 0777);
     for (auto& e : fs::recursive_directory_iterator(dir_ / "src"))
       chmod(e.path().c_str(), e.is_directory() ? 0755 : 0644);
     chmod((dir_ / "src/secret").c_str(), 0);
+    int fds[2];
+    EXPECT_EQ(pipe(fds), 0);
     pid_t pid = fork();
-    if (pid == 0) {
+    if (pid == 0) {  // the child reports its stderr through the pipe, then its exit code
+      close(fds[0]);
       if (setgid(65534) != 0 || setuid(65534) != 0) _exit(99);
-      _exit(run_mkfs(args).code);
+      CliResult r = run_mkfs(args);
+      if (write(fds[1], r.err.data(), r.err.size()) < 0) _exit(98);
+      _exit(r.code);
     }
+    close(fds[1]);
+    CliResult r;
+    char buf[4096];
+    for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) r.err.append(buf, static_cast<size_t>(n));
+    close(fds[0]);
     int status = 0;
     waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
   };
-  EXPECT_EQ(run_as_nobody({"-q", dir_ / "src", dir_ / "out/img"}), 1);
+  CliResult failed = run_as_nobody({"-q", dir_ / "src", dir_ / "out/img"});
+  EXPECT_EQ(failed.code, 1);
+  EXPECT_NE(failed.err.find("'secret'"), std::string::npos) << failed.err;
   EXPECT_TRUE(leftovers().empty()) << leftovers()[0];
-  EXPECT_EQ(run_as_nobody({"-q", "--ignore-errors", dir_ / "src", dir_ / "out/img"}), 2);
+  CliResult skipped = run_as_nobody({"-q", "--ignore-errors", dir_ / "src", dir_ / "out/img"});
+  EXPECT_EQ(skipped.code, 2);
+  EXPECT_NE(skipped.err.find("'secret'"), std::string::npos) << skipped.err;
   auto n = names(dir_ / "out/img");
   EXPECT_EQ(std::count(n.begin(), n.end(), "/secret"), 0);
   EXPECT_EQ(std::count(n.begin(), n.end(), "/a.txt"), 1);
   EXPECT_EQ(run_inspect({"verify", dir_ / "out/img"}).code, 0);
+}
+
+// The image may be written inside the tree it packs: it never packs itself or its temporary file.
+TEST_F(Mkfs, ImageInsideTheSourceTree) {
+  ASSERT_EQ(run_mkfs({"-q", dir_ / "src", dir_ / "src/self.img"}).code, 0);
+  EXPECT_EQ(names(dir_ / "src/self.img"),
+            (std::vector<std::string>{"/a.txt", "/b.o", "/sub", "/sub/c.txt", "/sub/dup.txt"}));
+  ASSERT_EQ(run_mkfs({"-q", "--force", dir_ / "src", dir_ / "src/self.img"}).code, 0);  // replacing it, too
+  EXPECT_EQ(names(dir_ / "src/self.img").size(), 5u);
 }
 
 TEST_F(Mkfs, ErrorMessageNamesTheUnreadablePath) {
