@@ -48,48 +48,25 @@ class Blob {
   std::unordered_map<std::string, uint32_t> offsets_;
 };
 
-// Distinct ids, ascending; an inode stores the index.
-class IdTable {
- public:
-  void add(uint32_t id) { ids_.push_back(id); }
-  void seal(const char* what) {
-    std::sort(ids_.begin(), ids_.end());
-    ids_.erase(std::unique(ids_.begin(), ids_.end()), ids_.end());
-    if (ids_.size() > 65536)
-      throw MkfsError(std::string("more than 65536 distinct ") + what + "s in the tree");
-  }
-  uint16_t index(uint32_t id) const {
-    return static_cast<uint16_t>(std::lower_bound(ids_.begin(), ids_.end(), id) - ids_.begin());
-  }
-  const std::vector<uint32_t>& ids() const { return ids_; }
-
- private:
-  std::vector<uint32_t> ids_;
-};
-
 class Builder {
  public:
   Builder(const ScanResult& scan, const Tree& tree, const PackResult& pack)
       : scan_(scan), tree_(tree), pack_(pack) {}
 
   Metadata build(uint64_t meta_offset) {
-    for (uint32_t node : tree_.order) uids_.add(scan_.nodes[node].uid), gids_.add(scan_.nodes[node].gid);
-    uids_.seal("uid");
-    gids_.seal("gid");
     for (uint32_t ino = 1; ino <= tree_.inode_count(); ++ino) inodes_.push_back(make_inode(ino));
     Metadata m;
     base_ = meta_offset;
     out_ = &m.bytes;
     using namespace format;
     m.sections[kSecInodes] = add_table(inodes_);
+    m.sections[kSecAttrs] = add_table(attrs_);
     m.sections[kSecDirents] = add_table(dirents_);
     m.sections[kSecPages] = add_table(pack_.pages.entries);
     m.sections[kSecSparse] = add_table(pack_.sparse);
     m.sections[kSecHoleRuns] = add_table(pack_.runs);
     m.sections[kSecXattrSets] = add_table(xattr_sets_);
     m.sections[kSecXattrPairs] = add_table(xattr_pairs_);
-    m.sections[kSecUids] = add_table(uids_.ids());
-    m.sections[kSecGids] = add_table(gids_.ids());
     m.sections[kSecBlob] = add_section(blob_.bytes().data(), blob_.bytes().size());
     return m;
   }
@@ -99,23 +76,24 @@ class Builder {
     const uint32_t node = tree_.order[ino - 1];
     const ScanNode& n = scan_.nodes[node];
     format::Inode in{};
-    in.mode = n.mode & 0xFFFFu;
-    in.nlink = tree_.links[node];
-    in.uid_idx = uids_.index(n.uid);
-    in.gid_idx = gids_.index(n.gid);
-    in.xattr = xattr_set(n.xattrs);
+    format::Attr attr{};
+    attr.mode = n.mode & 0xFFFFu;
+    attr.nlink = tree_.links[node];
+    attr.uid = n.uid;
+    attr.gid = n.gid;
+    attr.xattr = xattr_set(n.xattrs);
+    attr.mtime_sec = n.mtime_sec;
+    attr.mtime_nsec = n.mtime_nsec;
     in.size = n.size;
-    in.mtime_sec = n.mtime_sec;
-    in.mtime_nsec = n.mtime_nsec;
     switch (n.mode & S_IFMT) {
       case S_IFREG: {
         const FileData& f = pack_.files[ino - 1];
         in.a = f.first_page, in.b = f.tail_entry, in.c = f.tail_offset;
-        if (f.sparse) in.mode |= format::kInodeSparse;
+        if (f.sparse) attr.mode |= format::kInodeSparse;
         break;
       }
       case S_IFDIR:
-        fill_dir(node, in);
+        attr.nlink = fill_dir(node, in);
         break;
       case S_IFLNK:
         in.a = blob_.add_raw(n.target), in.b = static_cast<uint32_t>(n.target.size());
@@ -127,10 +105,20 @@ class Builder {
       default:
         break;
     }
+    in.attr = attr_index(attr);
     return in;
   }
 
-  void fill_dir(uint32_t node, format::Inode& in) {
+  // Inodes with equal attributes share one record, numbered in order of first use (deterministic).
+  uint32_t attr_index(const format::Attr& a) {
+    const std::string key(reinterpret_cast<const char*>(&a), sizeof a);  // no padding: format.h
+    const auto [it, fresh] = attr_index_.try_emplace(key, static_cast<uint32_t>(attrs_.size()));
+    if (fresh) attrs_.push_back(a);
+    return it->second;
+  }
+
+  // Fills a directory's dirents, entry range, parent and size; returns its link count.
+  uint32_t fill_dir(uint32_t node, format::Inode& in) {
     in.a = static_cast<uint32_t>(dirents_.size());
     uint32_t subdirs = 0;
     uint64_t size = 0;
@@ -142,8 +130,8 @@ class Builder {
     if (dirents_.size() > UINT32_MAX - 1) throw MkfsError("too many directory entries (at most 2^32 - 2)");
     in.b = static_cast<uint32_t>(dirents_.size() - in.a);
     in.c = tree_.ino_of[scan_.nodes[node].parent];
-    in.nlink = 2 + subdirs;
     in.size = size;
+    return 2 + subdirs;
   }
 
   uint32_t xattr_set(const Xattrs& x) {
@@ -173,9 +161,10 @@ class Builder {
   const ScanResult& scan_;
   const Tree& tree_;
   const PackResult& pack_;
-  IdTable uids_, gids_;
   Blob blob_;
   std::vector<format::Inode> inodes_;
+  std::vector<format::Attr> attrs_;
+  std::unordered_map<std::string, uint32_t> attr_index_;  // an Attr's bytes -> its index
   std::vector<format::Dirent> dirents_;
   std::vector<format::XattrSet> xattr_sets_;
   std::vector<format::XattrPair> xattr_pairs_;

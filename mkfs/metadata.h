@@ -7,7 +7,8 @@
 //    symlink's target, then the keys and values of an xattr set the first time it is used. Identical
 //    byte strings are stored once (a name and an xattr value may share bytes: only bytes matter).
 //  - identical xattr sets (same sorted key/value list) are stored once, numbered by first use.
-//  - uid and gid tables hold the distinct values, ascending.
+//  - identical attribute records (mode, nlink, owner, mtime, xattr set) are stored once, numbered by
+//    first use in inode order.
 //  - a directory's size is 8 * entries + the sum of its entry names' lengths.
 #pragma once
 

@@ -43,7 +43,8 @@ std::optional<int64_t> parse_sde(const char* s) {
 void add_options(CLI::App& app, Options& o, bool& all_root) {
   app.add_option("SOURCE_DIR", o.source, "Directory tree to put in the image")->required();
   app.add_option("IMAGE", o.image, "Image file to create")->required();
-  app.add_option("-l,--level", o.level, "GDeflate level: 1 fastest .. 12 smallest (7: see README, Performance)")
+  app.add_option("-l,--level", o.level,
+                 "GDeflate level: 1 fastest .. 12 smallest (7: see README, Performance)")
       ->check(CLI::Range(1, 12))
       ->capture_default_str();
   app.add_option("-t,--threads", o.threads,

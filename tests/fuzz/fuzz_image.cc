@@ -57,7 +57,7 @@ void walk(const Image& img) {
         check(!img.xattr_key(p).empty());
         (void)img.xattr_value(p).size();
       }
-      switch (in.mode & 0170000u) {
+      switch (img.type(d.ino)) {
         case 0040000u:
           dirs.push_back(d.ino);
           break;

@@ -75,6 +75,12 @@ class Corrupt : public ::testing::Test {
   static T* table(Bytes& b, format::Section sec, size_t i = 0) {
     return reinterpret_cast<T*>(b.data() + sb(b).sections[sec].offset) + i;
   }
+  static uint32_t type_of(Bytes& b, size_t inode_index) {
+    return table<format::Attr>(b, format::kSecAttrs,
+                               table<format::Inode>(b, format::kSecInodes, inode_index)->attr)
+               ->mode &
+           0170000u;
+  }
   static inline TempDir* dir_ = nullptr;
   static inline Bytes* good_ = nullptr;
 };
@@ -175,7 +181,12 @@ TEST_F(Corrupt, CraftedRecordsAreRefused) {
       {"page csize huge", [](Bytes& b) { table<PageEntry>(b, kSecPages)->csize = 0xFFFFFFF0u; }},
       {"page usize zero", [](Bytes& b) { table<PageEntry>(b, kSecPages)->usize = 0; }},
       {"unknown codec", [](Bytes& b) { table<PageEntry>(b, kSecPages)->codec = 9; }},
-      {"root not a directory", [](Bytes& b) { table<Inode>(b, kSecInodes)->mode = 0100644; }},
+      {"root not a directory",
+       [](Bytes& b) { table<Attr>(b, kSecAttrs, table<Inode>(b, kSecInodes)->attr)->mode = 0100644; }},
+      {"bad attribute index", [](Bytes& b) { table<Inode>(b, kSecInodes, 1)->attr = 1u << 30; }},
+      {"attribute with an unknown type", [](Bytes& b) { table<Attr>(b, kSecAttrs)->mode = 0170644; }},
+      {"attribute with bad nanoseconds",
+       [](Bytes& b) { table<Attr>(b, kSecAttrs)->mtime_nsec = 1000000000; }},
       {"root entries out of range", [](Bytes& b) { table<Inode>(b, kSecInodes)->b = 1u << 30; }},
       {"dirent to a bad inode", [](Bytes& b) { table<Dirent>(b, kSecDirents)->ino = 1u << 30; }},
       {"dirent to the root", [](Bytes& b) { table<Dirent>(b, kSecDirents)->ino = 1; }},
@@ -184,27 +195,25 @@ TEST_F(Corrupt, CraftedRecordsAreRefused) {
        [](Bytes& b) {
          std::swap(table<Dirent>(b, kSecDirents, 0)->name, table<Dirent>(b, kSecDirents, 1)->name);
        }},
-      {"bad uid index", [](Bytes& b) { table<Inode>(b, kSecInodes, 1)->uid_idx = 999; }},
-      {"bad xattr index", [](Bytes& b) { table<Inode>(b, kSecInodes, 1)->xattr = 77; }},
+      {"bad xattr index", [](Bytes& b) { table<Attr>(b, kSecAttrs)->xattr = 77; }},
       {"file size past its pages",
        [](Bytes& b) {
          for (size_t i = 0; i < sb(b).inode_count; ++i)
-           if ((table<Inode>(b, kSecInodes, i)->mode & 0170000) == 0100000)
-             table<Inode>(b, kSecInodes, i)->size += 1ull << 40;
+           if (type_of(b, i) == 0100000) table<Inode>(b, kSecInodes, i)->size += 1ull << 40;
        }},
       {"directories share entries",
        [](Bytes& b) {
          Inode* root = table<Inode>(b, kSecInodes, 0);
          for (size_t i = 1; i < sb(b).inode_count; ++i) {
            Inode* in = table<Inode>(b, kSecInodes, i);
-           if ((in->mode & 0170000) == 0040000) in->a = root->a, in->b = root->b;
+           if (type_of(b, i) == 0040000) in->a = root->a, in->b = root->b;
          }
        }},
       {"tail offset past its pack",
        [](Bytes& b) {
          for (size_t i = 0; i < sb(b).inode_count; ++i) {
            Inode* in = table<Inode>(b, kSecInodes, i);
-           if ((in->mode & 0170000) == 0100000 && in->b != kNone) in->c = 70000;
+           if (type_of(b, i) == 0100000 && in->b != kNone) in->c = 70000;
          }
        }},
   };

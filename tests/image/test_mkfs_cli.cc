@@ -142,18 +142,18 @@ TEST_F(Mkfs, OwnerOverrides) {
   ASSERT_EQ(run_mkfs({"-q", "--uid", "7", "--gid", "8", dir_ / "src", dir_ / "img"}).code, 0);
   auto img = Image::open(dir_ / "img");
   for (uint32_t ino = 1; ino <= img->inode_count(); ++ino) {
-    EXPECT_EQ(img->uid(img->inode(ino)), 7u);
-    EXPECT_EQ(img->gid(img->inode(ino)), 8u);
+    EXPECT_EQ(img->attr(ino).uid, 7u);
+    EXPECT_EQ(img->attr(ino).gid, 8u);
   }
   ASSERT_EQ(run_mkfs({"-q", "--all-root", dir_ / "src", dir_ / "img2"}).code, 0);
   auto img2 = Image::open(dir_ / "img2");
-  for (uint32_t ino = 1; ino <= img2->inode_count(); ++ino) EXPECT_EQ(img2->uid(img2->inode(ino)), 0u);
+  for (uint32_t ino = 1; ino <= img2->inode_count(); ++ino) EXPECT_EQ(img2->attr(ino).uid, 0u);
 }
 
 TEST_F(Mkfs, MtimeAndSourceDateEpoch) {
   ASSERT_EQ(run_mkfs({"-q", "--mtime", "1234567", dir_ / "src", dir_ / "img"}).code, 0);
   auto img = Image::open(dir_ / "img");
-  for (uint32_t ino = 1; ino <= img->inode_count(); ++ino) EXPECT_EQ(img->inode(ino).mtime_sec, 1234567);
+  for (uint32_t ino = 1; ino <= img->inode_count(); ++ino) EXPECT_EQ(img->attr(ino).mtime_sec, 1234567);
   EXPECT_EQ(img->superblock().time_sec, 1234567);
 
   struct timespec old[2] = {{1000, 0}, {1000, 0}};
@@ -164,8 +164,8 @@ TEST_F(Mkfs, MtimeAndSourceDateEpoch) {
   ASSERT_EQ(r.code, 0) << r.err;
   auto img2 = Image::open(dir_ / "img2");
   EXPECT_EQ(img2->superblock().time_sec, 2000000);
-  EXPECT_EQ(img2->inode(img2->resolve("/a.txt")).mtime_sec, 1000);   // older: kept
-  EXPECT_EQ(img2->inode(img2->resolve("/b.o")).mtime_sec, 2000000);  // newer: clamped
+  EXPECT_EQ(img2->attr(img2->resolve("/a.txt")).mtime_sec, 1000);   // older: kept
+  EXPECT_EQ(img2->attr(img2->resolve("/b.o")).mtime_sec, 2000000);  // newer: clamped
 }
 
 TEST_F(Mkfs, DefaultTimestampIsTheNewestMtime) {

@@ -11,7 +11,7 @@ namespace gdfs::inspect {
 namespace {
 
 constexpr const char* kSectionNames[format::kSectionCount] = {
-    "inodes", "dirents", "pages", "sparse", "hole_runs", "xattr_sets", "xattr_pairs", "uids", "gids", "blob"};
+    "inodes", "attrs", "dirents", "pages", "sparse", "hole_runs", "xattr_sets", "xattr_pairs", "blob"};
 
 std::string uuid_string(const uint8_t* u) {
   char buf[40];
@@ -51,8 +51,8 @@ struct Counts {
 Counts count_inodes(const Image& img) {
   Counts c;
   for (uint32_t ino = 1; ino <= img.inode_count(); ++ino) {
-    const format::Inode& in = img.inode(ino);
-    switch (in.mode & kTypeMask) {
+    const format::Attr& at = img.attr(ino);
+    switch (at.mode & kTypeMask) {
       case kReg:
         ++c.files;
         break;
@@ -73,7 +73,7 @@ Counts count_inodes(const Image& img) {
         ++c.sockets;
         break;
     }
-    if ((in.mode & kTypeMask) != kDir && in.nlink > 1) ++c.hardlinked;
+    if ((at.mode & kTypeMask) != kDir && at.nlink > 1) ++c.hardlinked;
   }
   return c;
 }

@@ -28,26 +28,27 @@ bool is_device(uint32_t mode) {
   return (mode & kTypeMask) == kChr || (mode & kTypeMask) == kBlk;
 }
 
-std::string size_column(const format::Inode& in) {
-  if (is_device(in.mode)) return std::to_string(in.a) + ", " + std::to_string(in.b);
+std::string size_column(const format::Inode& in, uint32_t mode) {
+  if (is_device(mode)) return std::to_string(in.a) + ", " + std::to_string(in.b);
   return std::to_string(in.size);
 }
 
 Json entry_json(const Image& img, const Listed& l) {
   const format::Inode& in = img.inode(l.ino);
+  const format::Attr& at = img.attr(l.ino);
   Json j = {{"name", l.name},
             {"inode", l.ino},
-            {"type", type_name(in.mode)},
-            {"mode", in.mode & 07777u},
-            {"mode_string", mode_string(in.mode)},
-            {"nlink", in.nlink},
-            {"uid", img.uid(in)},
-            {"gid", img.gid(in)},
+            {"type", type_name(at.mode)},
+            {"mode", at.mode & 07777u},
+            {"mode_string", mode_string(at.mode)},
+            {"nlink", at.nlink},
+            {"uid", at.uid},
+            {"gid", at.gid},
             {"size", in.size},
-            {"mtime", in.mtime_sec},
-            {"mtime_nsec", in.mtime_nsec}};
-  if (is_device(in.mode)) j["rdev"] = {{"major", in.a}, {"minor", in.b}};
-  if ((in.mode & kTypeMask) == kLnk) j["target"] = std::string(img.symlink_target(l.ino));
+            {"mtime", at.mtime_sec},
+            {"mtime_nsec", at.mtime_nsec}};
+  if (is_device(at.mode)) j["rdev"] = {{"major", in.a}, {"minor", in.b}};
+  if ((at.mode & kTypeMask) == kLnk) j["target"] = std::string(img.symlink_target(l.ino));
   return j;
 }
 
@@ -55,10 +56,11 @@ void print_long(std::ostream& out, const Image& img, const std::vector<Listed>& 
   Table t({}, "lrrrrll");
   for (const Listed& l : list) {
     const format::Inode& in = img.inode(l.ino);
+    const format::Attr& at = img.attr(l.ino);
     std::string name = printable(l.name);
-    if ((in.mode & kTypeMask) == kLnk) name += " -> " + printable(img.symlink_target(l.ino));
-    t.add({mode_string(in.mode), std::to_string(in.nlink), std::to_string(img.uid(in)),
-           std::to_string(img.gid(in)), size_column(in), short_time(in.mtime_sec), name});
+    if ((at.mode & kTypeMask) == kLnk) name += " -> " + printable(img.symlink_target(l.ino));
+    t.add({mode_string(at.mode), std::to_string(at.nlink), std::to_string(at.uid), std::to_string(at.gid),
+           size_column(in, at.mode), short_time(at.mtime_sec), name});
   }
   t.print(out, false);
 }

@@ -74,7 +74,7 @@ void Restorer::warn_xattr(const std::string& rel, std::string_view key, int erro
 
 void Restorer::create(int dir_fd, std::string_view name, uint32_t ino, const std::string& rel) {
   ++entries_;
-  const format::Inode& in = img_.inode(ino);
+  const format::Attr& in = img_.attr(ino);
   if (in.nlink > 1 && first_name_.contains(ino)) {
     link_to_first(dir_fd, name, ino, rel);
     return;
@@ -137,10 +137,11 @@ bool Restorer::write_contents(int fd, uint32_t ino, const std::string& rel) {
 
 bool Restorer::make_special(int dir_fd, std::string_view name, uint32_t ino, const std::string& rel) {
   const format::Inode& in = img_.inode(ino);
+  const uint32_t mode = img_.mode(ino);
   const std::string n(name);
-  const mode_t perm = in.mode & 07777u;
+  const mode_t perm = mode & 07777u;
   int r = -1;
-  switch (in.mode & kTypeMask) {
+  switch (mode & kTypeMask) {
     case kLnk: {
       const std::string target(img_.symlink_target(ino));
       if (target.empty() || target.find('\0') != std::string::npos)
@@ -150,7 +151,7 @@ bool Restorer::make_special(int dir_fd, std::string_view name, uint32_t ino, con
     }
     case kChr:
     case kBlk: {
-      const mode_t type = (in.mode & kTypeMask) == kChr ? S_IFCHR : S_IFBLK;
+      const mode_t type = (mode & kTypeMask) == kChr ? S_IFCHR : S_IFBLK;
       r = create_replacing(dir_fd, n,
                            [&] { return mknodat(dir_fd, n.c_str(), type | perm, makedev(in.a, in.b)); });
       break;
@@ -162,7 +163,7 @@ bool Restorer::make_special(int dir_fd, std::string_view name, uint32_t ino, con
       r = create_replacing(dir_fd, n, [&] { return mknodat(dir_fd, n.c_str(), S_IFSOCK | perm, 0); });
       break;
     default:
-      return fail(rel, std::string("cannot extract a ") + type_name(in.mode), 0);
+      return fail(rel, std::string("cannot extract a ") + type_name(mode), 0);
   }
   if (r != 0) return fail(rel, "cannot create", errno);
   return set_metadata(-1, dir_fd, name, ino, rel);
@@ -213,12 +214,12 @@ void Restorer::finish_dir(int fd, uint32_t ino, const std::string& rel) {
 }
 
 bool Restorer::set_metadata(int fd, int dir_fd, std::string_view name, uint32_t ino, const std::string& rel) {
-  const format::Inode& in = img_.inode(ino);
+  const format::Attr& in = img_.attr(ino);
   const std::string n(name);
   bool ok = true;
   if (as_root_) {
-    const uid_t uid = img_.uid(in);
-    const gid_t gid = img_.gid(in);
+    const uid_t uid = in.uid;
+    const gid_t gid = in.gid;
     const int r = fd >= 0 ? fchown(fd, uid, gid) : fchownat(dir_fd, n.c_str(), uid, gid, AT_SYMLINK_NOFOLLOW);
     if (r != 0) ok = fail(rel, "cannot set the owner", errno);
   }

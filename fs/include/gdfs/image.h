@@ -76,9 +76,10 @@ class Image {
   uint32_t inode_count() const { return sb_.inode_count; }
   // Metadata accessors. `ino` must be 1..inode_count (checked: throws ImageError otherwise).
   const format::Inode& inode(uint32_t ino) const;
-  uint32_t uid(const format::Inode& in) const { return uids_[in.uid_idx]; }
-  uint32_t gid(const format::Inode& in) const { return gids_[in.gid_idx]; }
-  uint32_t type(uint32_t ino) const { return inode(ino).mode & 0170000u; }
+  // The inode's attributes: mode (with gdfs flags in bits 16..31), nlink, owner, mtime, xattr set.
+  const format::Attr& attr(uint32_t ino) const { return attrs_[inode(ino).attr]; }
+  uint32_t mode(uint32_t ino) const { return attr(ino).mode; }
+  uint32_t type(uint32_t ino) const { return attr(ino).mode & 0170000u; }
 
   // Directories. Entries are sorted by name bytes; lookup is a binary search. 0 = not found.
   std::span<const format::Dirent> dirents(uint32_t dir_ino) const;
@@ -141,13 +142,13 @@ class Image {
   format::Superblock sb_{};
   std::vector<uint8_t> meta_;  // a private copy of the metadata region, validated once
   std::span<const format::Inode> inodes_;
+  std::span<const format::Attr> attrs_;
   std::span<const format::Dirent> dirents_;
   std::span<const format::PageEntry> pages_;
   std::span<const format::SparseFile> sparse_;
   std::span<const format::HoleRun> holes_;
   std::span<const format::XattrSet> xattr_sets_;
   std::span<const format::XattrPair> xattr_pairs_;
-  std::span<const uint32_t> uids_, gids_;
   std::span<const uint8_t> blob_;
 
   friend struct Validator;

@@ -95,7 +95,7 @@ const format::Inode& Image::inode(uint32_t ino) const {
 
 std::span<const format::Dirent> Image::dirents(uint32_t dir_ino) const {
   const format::Inode& in = inode(dir_ino);
-  if ((in.mode & 0170000u) != 0040000u) fail("inode " + std::to_string(dir_ino) + " is not a directory");
+  if (type(dir_ino) != 0040000u) fail("inode " + std::to_string(dir_ino) + " is not a directory");
   return dirents_.subspan(in.a, in.b);
 }
 
@@ -126,14 +126,14 @@ uint32_t Image::resolve(std::string_view path) const {
 
 std::string_view Image::symlink_target(uint32_t ino) const {
   const format::Inode& in = inode(ino);
-  if ((in.mode & 0170000u) != 0120000u) fail("inode " + std::to_string(ino) + " is not a symlink");
+  if (type(ino) != 0120000u) fail("inode " + std::to_string(ino) + " is not a symlink");
   return {reinterpret_cast<const char*>(blob_.data()) + in.a, in.b};
 }
 
 std::span<const format::XattrPair> Image::xattrs(uint32_t ino) const {
-  const format::Inode& in = inode(ino);
-  if (in.xattr == format::kNone) return {};
-  const format::XattrSet& set = xattr_sets_[in.xattr];
+  const uint32_t xattr = attr(ino).xattr;
+  if (xattr == format::kNone) return {};
+  const format::XattrSet& set = xattr_sets_[xattr];
   return xattr_pairs_.subspan(set.first_pair, set.count);
 }
 
@@ -146,8 +146,8 @@ uint64_t Image::logical_pages(uint32_t ino) const {
 }
 
 std::span<const format::HoleRun> Image::hole_runs(uint32_t ino) const {
-  const format::Inode& in = inode(ino);
-  if ((in.mode & 0170000u) != 0100000u || !(in.mode & format::kInodeSparse)) return {};
+  const uint32_t m = mode(ino);
+  if ((m & 0170000u) != 0100000u || !(m & format::kInodeSparse)) return {};
   auto rec = std::lower_bound(sparse_.begin(), sparse_.end(), ino,
                               [](const format::SparseFile& s, uint32_t i) { return s.ino < i; });
   return holes_.subspan(rec->first_run, rec->run_count);  // validated: the record exists
@@ -155,7 +155,7 @@ std::span<const format::HoleRun> Image::hole_runs(uint32_t ino) const {
 
 PageRef Image::page_ref(uint32_t ino, uint64_t index) const {
   const format::Inode& in = inode(ino);
-  if ((in.mode & 0170000u) != 0100000u) fail("inode " + std::to_string(ino) + " is not a regular file");
+  if (type(ino) != 0100000u) fail("inode " + std::to_string(ino) + " is not a regular file");
   const uint64_t n = logical_pages(ino);
   if (index >= n) throw ImageError(describe(ino, index, "page index past the end of the file"));
   const uint64_t ps = page_size();
@@ -168,7 +168,7 @@ PageRef Image::page_ref(uint32_t ino, uint64_t index) const {
     return ref;
   }
   uint64_t before = 0;
-  if (in.mode & format::kInodeSparse) {
+  if (mode(ino) & format::kInodeSparse) {
     auto runs = hole_runs(ino);
     auto run = std::upper_bound(runs.begin(), runs.end(), index,
                                 [](uint64_t i, const format::HoleRun& r) { return i < r.first_page; });
@@ -192,7 +192,7 @@ PageStatus Image::read_page(uint64_t entry, PageDecoder& dec, uint8_t* out) cons
 
 size_t Image::read(uint32_t ino, uint64_t offset, size_t len, uint8_t* out, PageDecoder& dec) const {
   const format::Inode& in = inode(ino);
-  if ((in.mode & 0170000u) != 0100000u) fail("inode " + std::to_string(ino) + " is not a regular file");
+  if (type(ino) != 0100000u) fail("inode " + std::to_string(ino) + " is not a regular file");
   if (offset >= in.size) return 0;
   len = static_cast<size_t>(std::min<uint64_t>(len, in.size - offset));
   const uint64_t ps = page_size();

@@ -85,20 +85,19 @@ void Image::map_sections() {
     out = {reinterpret_cast<const T*>(bytes.data()), bytes.size() / sizeof(T)};
   };
   table(kSecInodes, inodes_);
+  table(kSecAttrs, attrs_);
   table(kSecDirents, dirents_);
   table(kSecPages, pages_);
   table(kSecSparse, sparse_);
   table(kSecHoleRuns, holes_);
   table(kSecXattrSets, xattr_sets_);
   table(kSecXattrPairs, xattr_pairs_);
-  table(kSecUids, uids_);
-  table(kSecGids, gids_);
   table(kSecBlob, blob_);
   if (inodes_.size() != sb_.inode_count || inodes_.empty() || inodes_.size() >= kNone)
     fail("inode count does not match the inode table");
   if (pages_.size() != sb_.page_count || pages_.size() >= kNone)
     fail("page count does not match the page table");
-  if (dirents_.size() >= kNone || uids_.size() > 65536 || gids_.size() > 65536 || blob_.size() >= kNone)
+  if (dirents_.size() >= kNone || attrs_.size() >= kNone || blob_.size() >= kNone)
     fail("metadata tables are too large");
 }
 
@@ -112,18 +111,37 @@ struct Validator {
   uint64_t file_entries = 0, dir_entries = 0;
 
   void run() {
+    attrs();
+    for (uint32_t ino = 1; ino <= img.inodes_.size(); ++ino)
+      if (img.inodes_[ino - 1].attr >= img.attrs_.size()) bad_inode(ino, "bad attribute index");
     pages();
     sparse();
     xattrs();
     dir_refs.assign(img.inodes_.size() + 1, 0);
     for (uint32_t ino = 1; ino <= img.inodes_.size(); ++ino) inode(ino);
-    if ((img.inodes_[0].mode & kTypeMask) != kDir || img.inodes_[0].c != format::kRootIno)
+    if ((mode_of(format::kRootIno) & kTypeMask) != kDir || img.inodes_[0].c != format::kRootIno)
       img.fail("inode 1 (the root) is not a directory");
     reachability();
   }
 
   [[noreturn]] void bad_inode(uint32_t ino, const std::string& what) {
     img.fail("inode " + std::to_string(ino) + ": " + what);
+  }
+
+  // The mode of inode `ino`, whose attribute index has been checked.
+  uint32_t mode_of(uint32_t ino) const { return img.attrs_[img.inodes_[ino - 1].attr].mode; }
+
+  void attrs() {
+    for (size_t i = 0; i < img.attrs_.size(); ++i) {
+      const format::Attr& a = img.attrs_[i];
+      auto bad = [&](const char* what) { img.fail("attribute record " + std::to_string(i) + ": " + what); };
+      const uint32_t type = a.mode & kTypeMask;
+      if (!known_type(type)) bad("unknown file type");
+      if ((a.mode >> 16) & ~(format::kInodeKnownFlags >> 16)) bad("unknown inode flags");
+      if ((a.mode & format::kInodeSparse) && type != kReg) bad("sparse flag on a non-file");
+      if (a.xattr != format::kNone && a.xattr >= img.xattr_sets_.size()) bad("bad xattr index");
+      if (a.mtime_nsec >= 1000000000u) bad("bad mtime");
+    }
   }
 
   // A length-prefixed string in the blob: 1..255 bytes inside the blob.
@@ -159,8 +177,8 @@ struct Validator {
       auto bad = [&](const char* what) { bad_inode(s.ino, std::string("hole map: ") + what); };
       if (s.ino <= prev || s.ino > img.inodes_.size()) bad("records out of order or out of range");
       prev = s.ino;
-      const format::Inode& in = img.inodes_[s.ino - 1];
-      if ((in.mode & kTypeMask) != kReg || !(in.mode & format::kInodeSparse)) bad("not a sparse file");
+      const uint32_t mode = mode_of(s.ino);
+      if ((mode & kTypeMask) != kReg || !(mode & format::kInodeSparse)) bad("not a sparse file");
       if (s.run_count == 0 || !fits(s.first_run, s.run_count, img.holes_.size())) bad("runs out of range");
       if ((runs += s.run_count) > img.holes_.size()) bad("runs shared between files");
       const uint64_t n = img.logical_pages(s.ino);
@@ -195,21 +213,15 @@ struct Validator {
 
   void inode(uint32_t ino) {
     const format::Inode& in = img.inodes_[ino - 1];
-    const uint32_t type = in.mode & kTypeMask;
-    if (!known_type(type)) bad_inode(ino, "unknown file type");
-    if ((in.mode >> 16) & ~(format::kInodeKnownFlags >> 16)) bad_inode(ino, "unknown inode flags");
-    if ((in.mode & format::kInodeSparse) && type != kReg) bad_inode(ino, "sparse flag on a non-file");
-    if (in.uid_idx >= img.uids_.size() || in.gid_idx >= img.gids_.size()) bad_inode(ino, "bad owner index");
-    if (in.xattr != format::kNone && in.xattr >= img.xattr_sets_.size()) bad_inode(ino, "bad xattr index");
-    if (in.mtime_nsec >= 1000000000u) bad_inode(ino, "bad mtime");
+    const uint32_t type = mode_of(ino) & kTypeMask;
     if (type == kReg) file(ino, in);
     if (type == kDir) dir(ino, in);
     if (type == kLnk && (!fits(in.a, in.b, img.blob_.size()) || in.size != in.b))
       bad_inode(ino, "bad symlink target");
   }
 
-  uint32_t hole_pages(uint32_t ino, const format::Inode& in) {
-    if (!(in.mode & format::kInodeSparse)) return 0;
+  uint32_t hole_pages(uint32_t ino) {
+    if (!(mode_of(ino) & format::kInodeSparse)) return 0;
     auto rec = std::lower_bound(img.sparse_.begin(), img.sparse_.end(), ino,
                                 [](const format::SparseFile& s, uint32_t i) { return s.ino < i; });
     if (rec == img.sparse_.end() || rec->ino != ino) bad_inode(ino, "sparse file without a hole map");
@@ -217,8 +229,8 @@ struct Validator {
   }
 
   // Whether logical page `index` of sparse-flagged file `ino` lies in one of its hole runs.
-  bool page_is_hole(uint32_t ino, const format::Inode& in, uint64_t index) {
-    if (!(in.mode & format::kInodeSparse)) return false;
+  bool page_is_hole(uint32_t ino, uint64_t index) {
+    if (!(mode_of(ino) & format::kInodeSparse)) return false;
     auto rec = std::lower_bound(img.sparse_.begin(), img.sparse_.end(), ino,
                                 [](const format::SparseFile& s, uint32_t i) { return s.ino < i; });
     auto runs = img.holes_.subspan(rec->first_run, rec->run_count);
@@ -233,13 +245,13 @@ struct Validator {
     if (n > format::kNone) bad_inode(ino, "file too large");
     const uint64_t last_len = n == 0 ? 0 : in.size - (n - 1) * ps;
     const bool tail = in.b != format::kNone;
-    uint64_t holes = hole_pages(ino, in);
+    uint64_t holes = hole_pages(ino);
     if (tail) {
       if (n == 0 || last_len == ps || in.b >= img.pages_.size()) bad_inode(ino, "bad tail reference");
       const format::PageEntry& pack = img.pages_[in.b];
       if (!(pack.flags & format::kPageTailPack) || !fits(in.c, last_len, pack.usize))
         bad_inode(ino, "tail outside its tail pack");
-      if (page_is_hole(ino, in, n - 1)) bad_inode(ino, "tail page is also a hole");
+      if (page_is_hole(ino, n - 1)) bad_inode(ino, "tail page is also a hole");
     } else if (in.c != 0) {
       bad_inode(ino, "tail offset without a tail");
     }
@@ -247,7 +259,7 @@ struct Validator {
     const uint64_t entries = n - holes - (tail ? 1 : 0);
     if (!fits(in.a, entries, img.pages_.size())) bad_inode(ino, "page entries out of range");
     if ((file_entries += entries) > img.pages_.size()) bad_inode(ino, "page entries shared between files");
-    const bool last_is_entry = n > 0 && !tail && !page_is_hole(ino, in, n - 1);
+    const bool last_is_entry = n > 0 && !tail && !page_is_hole(ino, n - 1);
     for (uint64_t i = 0; i < entries; ++i) {
       const format::PageEntry& e = img.pages_[in.a + i];
       const uint64_t want = (last_is_entry && i == entries - 1) ? last_len : ps;
@@ -259,7 +271,7 @@ struct Validator {
   void dir(uint32_t ino, const format::Inode& in) {
     if (!fits(in.a, in.b, img.dirents_.size())) bad_inode(ino, "entries out of range");
     if ((dir_entries += in.b) > img.dirents_.size()) bad_inode(ino, "entries shared between directories");
-    if (in.c == 0 || in.c > img.inodes_.size() || (img.inodes_[in.c - 1].mode & kTypeMask) != kDir)
+    if (in.c == 0 || in.c > img.inodes_.size() || (mode_of(in.c) & kTypeMask) != kDir)
       bad_inode(ino, "bad parent");
     std::string_view prev;
     for (const format::Dirent& d : img.dirents_.subspan(in.a, in.b)) {
@@ -272,7 +284,7 @@ struct Validator {
       prev = name;
       if (d.ino <= format::kRootIno || d.ino > img.inodes_.size()) bad_inode(ino, "entry names a bad inode");
       const format::Inode& child = img.inodes_[d.ino - 1];
-      if ((child.mode & kTypeMask) == kDir) {
+      if ((mode_of(d.ino) & kTypeMask) == kDir) {
         // A directory has exactly one name and knows its parent: the tree cannot loop.
         if (dir_refs[d.ino]++ != 0 || child.c != ino) bad_inode(d.ino, "directory linked more than once");
       }
@@ -289,10 +301,10 @@ struct Validator {
       ++reached;
       const format::Inode& in = img.inodes_[ino - 1];
       for (const format::Dirent& d : img.dirents_.subspan(in.a, in.b))
-        if ((img.inodes_[d.ino - 1].mode & kTypeMask) == kDir) stack.push_back(d.ino);
+        if ((mode_of(d.ino) & kTypeMask) == kDir) stack.push_back(d.ino);
     }
     size_t dirs = 0;
-    for (const format::Inode& in : img.inodes_) dirs += (in.mode & kTypeMask) == kDir;
+    for (uint32_t ino = 1; ino <= img.inodes_.size(); ++ino) dirs += (mode_of(ino) & kTypeMask) == kDir;
     if (reached != dirs) img.fail("a directory is not reachable from the root");
   }
 };
