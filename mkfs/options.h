@@ -15,9 +15,9 @@ namespace gdfs::mkfs {
 struct Options {
   std::string source;  // SOURCE_DIR
   std::string image;   // IMAGE
-  // GDeflate level 1..12. 7, from bench/results/2026-11-21-mkfs-vm.txt: 1.0% smaller than 6 on the Linux
-  // tree for 1.4x the time, still half of mksquashfs's; 8 (near-optimal parsing) is 2.2% smaller again
-  // but 5x slower, well over mksquashfs's time.
+  // GDeflate level 1..12. 7, from bench/results/2026-11-21-mkfs-vm.txt: 1.1% smaller than 6 on the Linux
+  // tree for 1.4x the time, still under half of mksquashfs's; 8 (near-optimal parsing) is 2.3% smaller
+  // again but 5.5x slower, over twice mksquashfs's time.
   int level = 7;
   unsigned threads = 0;        // compression workers; 0 = one per core (resolved by finish_options)
   uint32_t page_size = 65536;  // power of two, 4096..65536
