@@ -225,11 +225,4 @@ TreeCaps make_edge_tree(const std::string& dir) {
   return caps;
 }
 
-uint64_t tree_bytes(const std::string& dir) {
-  uint64_t total = 0;
-  for (auto& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file() && !e.is_symlink()) total += e.file_size();
-  return total;
-}
-
 }  // namespace gdfs::test

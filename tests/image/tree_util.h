@@ -46,7 +46,4 @@ void write_file(const std::string& path, const std::string& bytes);
 // are sparse in `b`. Returns one line per difference; empty means equal.
 std::vector<std::string> compare_trees(const std::string& a, const std::string& b, bool owners, bool xattrs);
 
-// Total apparent size and entry count of a tree, for sanity checks.
-uint64_t tree_bytes(const std::string& dir);
-
 }  // namespace gdfs::test

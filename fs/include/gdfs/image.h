@@ -46,6 +46,9 @@ class PageDecoder {
   // `stored` holds entry.csize bytes; `out` receives entry.usize bytes. On any status but kOk the
   // contents of `out` are unspecified and must not be used.
   PageStatus decode(const format::PageEntry& entry, const uint8_t* stored, uint8_t* out);
+  // A buffer of at least `n` bytes for a page's stored bytes, reused across calls so that reading
+  // page after page allocates nothing.
+  uint8_t* stored_buffer(size_t n);
 
  private:
   struct Impl;

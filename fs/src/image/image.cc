@@ -185,9 +185,9 @@ PageRef Image::page_ref(uint32_t ino, uint64_t index) const {
 
 PageStatus Image::read_page(uint64_t entry, PageDecoder& dec, uint8_t* out) const {
   const format::PageEntry& e = pages_[entry];
-  std::vector<uint8_t> stored(e.csize);
-  if (!read_stored(e, stored.data())) return PageStatus::kIoError;
-  return dec.decode(e, stored.data(), out);
+  uint8_t* stored = dec.stored_buffer(e.csize);
+  if (!read_stored(e, stored)) return PageStatus::kIoError;
+  return dec.decode(e, stored, out);
 }
 
 size_t Image::read(uint32_t ino, uint64_t offset, size_t len, uint8_t* out, PageDecoder& dec) const {

@@ -2,6 +2,7 @@
 // damage is reported as damage, not as a codec error), and the decoded bytes after (so nothing the
 // codec or a later bug produces reaches a reader unverified). docs/FORMAT.md, "Integrity", says why.
 #include <cstring>
+#include <vector>
 
 #include "gdfs/checksum.h"
 #include "gdfs/gdeflate.h"
@@ -29,12 +30,18 @@ const char* page_status_message(PageStatus s) {
 
 struct PageDecoder::Impl {
   gdeflate::Decompressor gdeflate;
+  std::vector<uint8_t> stored;
 };
 
 PageDecoder::PageDecoder() : impl_(std::make_unique<Impl>()) {}
 PageDecoder::~PageDecoder() = default;
 PageDecoder::PageDecoder(PageDecoder&&) noexcept = default;
 PageDecoder& PageDecoder::operator=(PageDecoder&&) noexcept = default;
+
+uint8_t* PageDecoder::stored_buffer(size_t n) {
+  if (impl_->stored.size() < n) impl_->stored.resize(n);
+  return impl_->stored.data();
+}
 
 PageStatus PageDecoder::decode(const format::PageEntry& e, const uint8_t* stored, uint8_t* out) {
   if (checksum32(stored, e.csize) != e.ccheck) return PageStatus::kStoredChecksum;
