@@ -45,6 +45,7 @@ format::Superblock make_superblock(const Options& o, const Timestamp& time, cons
   sb.sb_size = kSuperblockSize;
   if (pack.pages.stats.deduped > 0) sb.compat |= kCompatDedupe;
   if (pack.stats.tail_packs > 0) sb.compat |= kCompatTailPack;
+  if (pack.pages.stats.pages_bitpack > 0) sb.incompat |= kIncompatBitpack;  // dedupe copies, never adds
   const auto uuid = content_uuid(meta.bytes, pack.pages.entries);
   std::memcpy(sb.uuid, uuid.data(), uuid.size());
   std::memcpy(sb.label, o.label.data(), std::min(o.label.size(), sizeof sb.label));
@@ -79,6 +80,7 @@ Summary summarize(const Options& o, const ScanResult& scan, const Tree& tree, co
   const PipelineStats& p = pack.pages.stats;
   s.pages_gdeflate = p.pages_gdeflate;
   s.pages_stored = p.pages_stored;
+  s.pages_bitpack = p.pages_bitpack;
   s.hole_pages = pack.stats.hole_pages;
   s.deduped_pages = p.deduped;
   s.dedup_bytes = p.dedup_bytes;

@@ -38,6 +38,21 @@ std::optional<int64_t> parse_sde(const char* s) {
   return static_cast<int64_t>(v);
 }
 
+const CLI::Validator kCodec(
+    [](std::string& s) {
+      return parse_codec(s) ? std::string() : std::string("must be gdeflate, bitpack or auto");
+    },
+    "CODEC");
+
+const CLI::Validator kCodecRule(
+    [](std::string& s) {
+      const size_t eq = s.rfind('=');
+      if (eq == std::string::npos || eq == 0 || !parse_codec(std::string_view(s).substr(eq + 1)))
+        return std::string("must be GLOB=CODEC, CODEC one of gdeflate, bitpack, auto");
+      return std::string();
+    },
+    "GLOB=CODEC");
+
 }  // namespace
 
 void add_options(CLI::App& app, Options& o, bool& all_root) {
@@ -54,6 +69,22 @@ void add_options(CLI::App& app, Options& o, bool& all_root) {
   app.add_option("--page-size", o.page_size, "Page size in bytes: a power of two, 4096..65536")
       ->check(kPageSize)
       ->capture_default_str();
+  app.add_option_function<std::string>(
+         "--codec", [&o](const std::string& s) { o.codec = *parse_codec(s); },
+         "Page codec: gdeflate; bitpack (bit-planes of int16/int32 samples, for numeric data); auto (the "
+         "smallest per page, never a larger image than gdeflate). Default gdeflate")
+      ->check(kCodec);
+  app.add_option_function<std::vector<std::string>>(
+         "--codec-for",
+         [&o](const std::vector<std::string>& rules) {
+           for (const std::string& r : rules) {
+             const size_t eq = r.rfind('=');
+             o.codec_rules.push_back({r.substr(0, eq), *parse_codec(std::string_view(r).substr(eq + 1))});
+           }
+         },
+         "Codec for files whose relative path or name matches GLOB (fnmatch; repeatable, the last match "
+         "wins), e.g. '*.wav=auto'")
+      ->check(kCodecRule);
   app.add_flag_callback(
       "--no-dedupe", [&o] { o.dedupe = false; }, "Do not share identical pages and file tails");
   app.add_option("--exclude", o.excludes,

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "page_codec.h"
+
 namespace CLI {
 class App;
 }
@@ -22,6 +24,10 @@ struct Options {
   unsigned threads = 0;        // compression workers; 0 = one per core (resolved by finish_options)
   uint32_t page_size = 65536;  // power of two, 4096..65536
   bool dedupe = true;
+
+  CodecChoice codec = CodecChoice::kGDeflate;  // --codec: every page, tail packs included
+  std::vector<CodecRule> codec_rules;          // --codec-for GLOB=CODEC, in order: the last match wins
+
   std::vector<std::string> excludes;         // fnmatch patterns against the relative path and the basename
   std::optional<uint32_t> uid, gid;          // owner overrides (--all-root sets both to 0 unless given)
   std::optional<int64_t> mtime;              // --mtime: every inode's mtime

@@ -123,6 +123,7 @@ class Packer {
       throw MkfsError(quoted(n.path) + " is too large: more than 2^32 - 1 pages of " + std::to_string(page_) +
                       " bytes");
     const UniqueFd fd(open_source(n));
+    file_codec_ = codec_for(o_.codec_rules, n.path, o_.codec);
     file_runs_ = r_.runs.size();
     file_holes_ = 0;
     uint64_t data_end = 0;  // end of the data extent the current page is in
@@ -171,6 +172,7 @@ class Packer {
   }
 
   void submit_page() {
+    spare_->choice = file_codec_;
     if (o_.dedupe) {
       const auto [it, fresh] =
           pages_.try_emplace(key_of(spare_->raw.data(), spare_->raw.size()), pipeline_.submitted());
@@ -221,6 +223,7 @@ class Packer {
     auto job = std::make_unique<PageJob>();
     job->raw = std::exchange(pack_, {});
     job->tail_pack = true;
+    job->choice = o_.codec;  // tails of many files: the image-wide choice, not one file's
     pack_entries_.push_back(pipeline_.submitted());
     ++r_.stats.tail_packs;
     pipeline_.submit(std::move(job));
@@ -235,6 +238,7 @@ class Packer {
   PackResult r_;
 
   std::unique_ptr<PageJob> spare_ = std::make_unique<PageJob>();  // the page being read
+  CodecChoice file_codec_ = CodecChoice::kGDeflate;               // the current file's codec
   size_t file_runs_ = 0;                                          // the current file's first HoleRun
   uint32_t file_holes_ = 0;                                       // the current file's hole pages so far
   std::unordered_map<Key, uint32_t, KeyHash> pages_;              // first entry with these contents

@@ -19,16 +19,12 @@ std::span<const uint8_t> stored_bytes(const PageJob& job) {
 }  // namespace
 
 void compress_job(PageJob& job, gdeflate::Compressor& comp) {
-  job.packed.resize(gdeflate::compress_bound(job.raw.size()));
-  const size_t n = comp.compress(job.raw.data(), job.raw.size(), job.packed.data(), job.packed.size());
-  if (n == 0) throw std::logic_error("GDeflate compressor exceeded compress_bound");
-  if (n < job.raw.size()) {
-    job.codec = format::kCodecGDeflate;
-    job.packed.resize(n);
-  } else {  // incompressible: storing it is smaller and decodes for free
-    job.codec = format::kCodecStored;
-    job.packed.clear();
-  }
+  Encoded e;
+  e.bytes = std::move(job.packed);  // reuse its capacity
+  encode_page(job.raw, job.choice, comp, e);
+  job.codec = e.codec;
+  job.param = e.param;
+  job.packed = std::move(e.bytes);
   const auto s = stored_bytes(job);
   job.ccheck = checksum32(s.data(), s.size());
   job.ucheck = checksum32(job.raw.data(), job.raw.size());
@@ -40,6 +36,15 @@ void read_entry(const ImageWriter& image, const format::PageEntry& e, gdeflate::
   if (e.codec == format::kCodecStored) return image.read_at(e.offset, out.data(), out.size());
   stored.resize(e.csize);
   image.read_at(e.offset, stored.data(), stored.size());
+  if (e.codec == format::kCodecBitpack) {
+    const auto p = bitpack::from_param(e.param);
+    const bitpack::Status s =
+        p ? bitpack::decompress(stored.data(), stored.size(), *p, out.data(), out.size())
+          : bitpack::Status::kBadParam;
+    if (s != bitpack::Status::kOk)
+      throw std::logic_error(std::string("a page just written does not decode: ") + bitpack::status_name(s));
+    return;
+  }
   const gdeflate::Status s = dec.decompress(stored.data(), stored.size(), out.data(), out.size());
   if (s != gdeflate::Status::kOk)
     throw std::logic_error(std::string("a page just written does not decode: ") + gdeflate::status_name(s));
@@ -213,10 +218,13 @@ void Pipeline::commit(PageJob& job, gdeflate::Compressor& comp, gdeflate::Decomp
     e.ccheck = job.ccheck;
     e.ucheck = job.ucheck;
     e.codec = job.codec;
+    e.param = job.param;
     e.flags = job.tail_pack ? format::kPageTailPack : 0;
     image_.write_at(e.offset, bytes.data(), bytes.size());
     result_.data_end = e.offset + bytes.size();
-    ++(job.codec == format::kCodecStored ? st.pages_stored : st.pages_gdeflate);
+    ++(job.codec == format::kCodecStored    ? st.pages_stored
+       : job.codec == format::kCodecBitpack ? st.pages_bitpack
+                                            : st.pages_gdeflate);
     progress_.bytes_out = result_.data_end - format::kDataOffset;
   }
   std::lock_guard lock(mu_);

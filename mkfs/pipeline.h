@@ -20,6 +20,7 @@
 
 #include "gdfs/format.h"
 #include "gdfs/gdeflate.h"
+#include "page_codec.h"
 
 namespace gdfs::mkfs {
 
@@ -30,15 +31,18 @@ struct PageJob {
   std::vector<uint8_t> raw;         // the page's bytes, 1..page size
   bool tail_pack = false;           // a tail pack rather than a file page
   uint32_t dup_of = format::kNone;  // candidate duplicate of this earlier entry
+  CodecChoice choice = CodecChoice::kGDeflate;
   // Filled in by a worker:
-  std::vector<uint8_t> packed;  // GDeflate bytes (unused when stored)
+  std::vector<uint8_t> packed;  // GDeflate or bitpack bytes (unused when stored)
   uint8_t codec = 0;
+  uint16_t param = 0;
   uint32_t ccheck = 0, ucheck = 0;
   bool done = false;
 };
 
 struct PipelineStats {
-  uint64_t pages_gdeflate = 0, pages_stored = 0;     // entries with their own data (tail packs included)
+  uint64_t pages_gdeflate = 0, pages_stored = 0;  // entries with their own data (tail packs included)
+  uint64_t pages_bitpack = 0;
   uint64_t deduped = 0;                              // entries sharing an earlier entry's data
   uint64_t dedup_bytes = 0, dedup_stored_bytes = 0;  // uncompressed / stored bytes not written again
   uint64_t collisions = 0;                           // candidates that turned out different
@@ -99,7 +103,7 @@ class Pipeline {
   std::vector<std::thread> threads_;
 };
 
-// Compresses `raw` with `comp` into `job`: GDeflate if it is smaller than the raw bytes, else stored.
+// Encodes `raw` into `job` as its `choice` says (page_codec.h), with `comp` for GDeflate.
 void compress_job(PageJob& job, gdeflate::Compressor& comp);
 // Reads an entry's stored bytes back from the image and decodes them into `out` (entry.usize bytes).
 void read_entry(const ImageWriter& image, const format::PageEntry& e, gdeflate::Decompressor& dec,

@@ -30,7 +30,7 @@ void print_text(const Summary& s, std::ostream& out) {
                 "%s: %llu files, %llu dirs, %llu symlinks, %llu other, %llu hard links\n"
                 "  input     %s\n"
                 "  image     %s (ratio %.2f), metadata %s\n"
-                "  pages     %llu gdeflate, %llu stored, %llu holes\n"
+                "  pages     %llu gdeflate, %llu bitpack, %llu stored, %llu holes\n"
                 "  dedupe    %llu pages, %s saved (%s stored)\n"
                 "  tails     %llu in %llu packs (%s), %llu shared\n"
                 "  time      %.2f s, %.1f MB/s\n",
@@ -39,6 +39,7 @@ void print_text(const Summary& s, std::ostream& out) {
                 static_cast<unsigned long long>(s.others), static_cast<unsigned long long>(s.hardlinks),
                 size_str(s.bytes_in).c_str(), size_str(s.image_bytes).c_str(), s.ratio(),
                 size_str(s.metadata_bytes).c_str(), static_cast<unsigned long long>(s.pages_gdeflate),
+                static_cast<unsigned long long>(s.pages_bitpack),
                 static_cast<unsigned long long>(s.pages_stored),
                 static_cast<unsigned long long>(s.hole_pages),
                 static_cast<unsigned long long>(s.deduped_pages), size_str(s.dedup_bytes).c_str(),
@@ -63,7 +64,11 @@ void print_json(const Summary& s, std::ostream& out) {
       {"image_bytes", s.image_bytes},
       {"ratio", s.ratio()},
       {"metadata_bytes", s.metadata_bytes},
-      {"pages", {{"gdeflate", s.pages_gdeflate}, {"stored", s.pages_stored}, {"holes", s.hole_pages}}},
+      {"pages",
+       {{"gdeflate", s.pages_gdeflate},
+        {"bitpack", s.pages_bitpack},
+        {"stored", s.pages_stored},
+        {"holes", s.hole_pages}}},
       {"dedupe",
        {{"pages", s.deduped_pages},
         {"bytes_saved", s.dedup_bytes},

@@ -15,6 +15,7 @@ struct Summary {
   uint64_t bytes_in = 0;   // sum of regular file sizes (each hard-linked file once)
   uint64_t image_bytes = 0;
   uint64_t pages_gdeflate = 0, pages_stored = 0;  // page entries with their own data, tail packs included
+  uint64_t pages_bitpack = 0;
   uint64_t hole_pages = 0;
   uint64_t deduped_pages = 0, dedup_bytes = 0, dedup_stored_bytes = 0;
   uint64_t tails = 0, tail_packs = 0, tail_bytes = 0, tail_dedupe_hits = 0;

@@ -49,6 +49,7 @@ Json row_json(const Row& r) {
     j["size"] = r.e->usize;
     j["ratio"] = ratio(r.e->usize, r.e->csize);
     j["codec"] = codec_name(r.e->codec);
+    if (r.e->codec == format::kCodecBitpack) j["codec_params"] = codec_params(*r.e);
     j["checksum"] = hex32(r.e->ucheck);
   }
   j["flags"] = flag_list(r);
@@ -64,7 +65,8 @@ class TextTable {
       : wi_(std::max(5, digits(pages))),
         wf_(std::max(11, digits(size))),
         wo_(std::max(12, digits(img.superblock().image_size))),
-        we_(std::max(5, digits(img.pages().size()))) {}
+        we_(std::max(5, digits(img.pages().size()))),
+        wc_(img.superblock().incompat & format::kIncompatBitpack ? 26 : 8) {}
 
   void header(std::ostream& out) const {
     line(out, {"page", "file_offset", "image_offset", "stored", "size", "ratio", "codec", "checksum", "flags",
@@ -76,7 +78,7 @@ class TextTable {
          {std::to_string(r.index), std::to_string(r.file_offset), hole ? "-" : std::to_string(r.e->offset),
           hole ? "-" : std::to_string(r.e->csize),
           hole ? std::to_string(r.ref.length) : std::to_string(r.e->usize),
-          hole ? "-" : fixed(ratio(r.e->usize, r.e->csize), 2), hole ? "hole" : codec_name(r.e->codec),
+          hole ? "-" : fixed(ratio(r.e->usize, r.e->csize), 2), hole ? "hole" : codec_label(*r.e),
           hole ? "-" : hex32(r.e->ucheck), joined(flag_list(r)), hole ? "-" : std::to_string(r.ref.entry),
           r.ref.kind == PageRef::kTail ? std::to_string(r.ref.offset) : "-"});
   }
@@ -85,10 +87,11 @@ class TextTable {
   void line(std::ostream& out, const std::vector<std::string>& c) const {
     out << std::right << std::setw(wi_) << c[0] << "  " << std::setw(wf_) << c[1] << "  " << std::setw(wo_)
         << c[2] << "  " << std::setw(6) << c[3] << "  " << std::setw(6) << c[4] << "  " << std::setw(6)
-        << c[5] << "  " << std::left << std::setw(8) << c[6] << "  " << std::setw(8) << c[7] << "  "
+        << c[5] << "  " << std::left << std::setw(wc_) << c[6] << "  " << std::setw(8) << c[7] << "  "
         << std::setw(11) << c[8] << "  " << std::right << std::setw(we_) << c[9] << "  " << c[10] << "\n";
   }
   int wi_, wf_, wo_, we_;
+  int wc_;  // codec column: wide enough for bitpack's parameters when the image has any
 };
 
 // What the file costs in the image: its own stored pages once each, plus its share of a tail pack in

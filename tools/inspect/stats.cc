@@ -25,6 +25,7 @@ struct CodecUse {
 struct Pages {
   std::array<uint64_t, 7> buckets{};
   std::map<std::string, CodecUse> codecs;
+  std::map<std::string, CodecUse> bitpack;  // by parameters ("i16 B32 S1 outlier")
   uint64_t entries = 0, distinct = 0, flagged_dedupe = 0, dup_entries = 0, dup_stored = 0, dup_decoded = 0;
 };
 
@@ -43,6 +44,10 @@ Pages page_stats(const Image& img) {
     ++p.buckets[bucket];
     CodecUse& c = p.codecs[codec_name(e.codec)];
     ++c.pages, c.stored += e.csize, c.decoded += e.usize;
+    if (e.codec == format::kCodecBitpack) {
+      CodecUse& b = p.bitpack[codec_label(e).substr(8)];  // the label without "bitpack "
+      ++b.pages, b.stored += e.csize, b.decoded += e.usize;
+    }
   }
   for (uint64_t i = 0; i < entries.size(); ++i) {
     p.flagged_dedupe += (entries[i].flags & format::kPageDeduped) != 0;
@@ -100,6 +105,9 @@ Json to_json(const Image& img, const Pages& p, const Files& f) {
   for (const auto& [name, c] : p.codecs)
     codecs[name] = {{"pages", c.pages}, {"stored_bytes", c.stored}, {"decoded_bytes", c.decoded}};
   codecs["hole"] = {{"pages", f.hole_pages}, {"stored_bytes", 0}, {"decoded_bytes", f.hole_bytes}};
+  Json bitpack = Json::object();
+  for (const auto& [params, c] : p.bitpack)
+    bitpack[params] = {{"pages", c.pages}, {"stored_bytes", c.stored}, {"decoded_bytes", c.decoded}};
   const PathIndex paths(img);
   Json largest = Json::array();
   for (auto [size, ino] : f.largest)
@@ -109,6 +117,7 @@ Json to_json(const Image& img, const Pages& p, const Files& f) {
           {"stored_pages", p.distinct},
           {"ratio_histogram", hist},
           {"codecs", codecs},
+          {"bitpack_params", bitpack},
           {"largest_files", largest},
           {"dedupe",
            {{"entries", p.dup_entries},
@@ -138,6 +147,13 @@ void print_text(std::ostream& out, const Json& j) {
   for (const auto& [name, c] : j["codecs"].items())
     codecs.add({name, n(c["pages"]), n(c["stored_bytes"]), n(c["decoded_bytes"])});
   codecs.print(out);
+  if (!j["bitpack_params"].empty()) {
+    out << "\nbitpack parameters (type, block, stride, mode):\n";
+    Table params({"params", "pages", "stored", "decoded"}, "lrrr");
+    for (const auto& [name, c] : j["bitpack_params"].items())
+      params.add({name, n(c["pages"]), n(c["stored_bytes"]), n(c["decoded_bytes"])});
+    params.print(out);
+  }
   out << "\nlargest files:\n";
   Table largest({"size", "inode", "path"}, "rrl");
   for (const auto& f : j["largest_files"])

@@ -7,6 +7,8 @@
 #include <ostream>
 #include <stdexcept>
 
+#include "gdfs/bitpack.h"
+
 namespace gdfs::inspect {
 
 uint32_t resolve_path(const Image& img, const std::string& path) {
@@ -126,6 +128,24 @@ std::string codec_name(uint8_t codec) {
       return "bitpack";
   }
   return "codec " + std::to_string(codec);
+}
+
+std::string codec_label(const format::PageEntry& e) {
+  if (e.codec != format::kCodecBitpack) return codec_name(e.codec);
+  const auto p = bitpack::from_param(e.param);  // validated at open
+  if (!p) return "bitpack ?";
+  return std::string("bitpack ") + (p->type == bitpack::Type::kInt16 ? "i16" : "i32") + " B" +
+         std::to_string(p->block) + " S" + std::to_string(p->stride) +
+         (p->mode == bitpack::Mode::kOutlier ? " outlier" : " plain");
+}
+
+Json codec_params(const format::PageEntry& e) {
+  const auto p = e.codec == format::kCodecBitpack ? bitpack::from_param(e.param) : std::nullopt;
+  if (!p) return nullptr;
+  return {{"type", p->type == bitpack::Type::kInt16 ? "int16" : "int32"},
+          {"block", p->block},
+          {"stride", p->stride},
+          {"mode", p->mode == bitpack::Mode::kOutlier ? "outlier" : "plain"}};
 }
 
 int digits(uint64_t v) {

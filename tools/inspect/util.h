@@ -35,6 +35,11 @@ std::string short_time(int64_t sec);
 std::string printable(std::string_view name);
 // "stored", "gdeflate", "bitpack", or "codec N" for a value this build does not name.
 std::string codec_name(uint8_t codec);
+// How a page is coded, parameters included: "gdeflate", or for bitpack "bitpack i16 B32 S1 outlier" (sample
+// type, block size, stride, mode; docs/FORMAT.md 4.1).
+std::string codec_label(const format::PageEntry& e);
+// The bitpack parameters of an entry as JSON ({"type", "block", "stride", "mode"}), or null for other codecs.
+Json codec_params(const format::PageEntry& e);
 std::string hex32(uint32_t v);
 // Decimal digits of v, for column widths.
 int digits(uint64_t v);

@@ -28,9 +28,9 @@ inline constexpr uint32_t kRootIno = 1;  // inode numbers are 1-based table indi
 // Feature bits. An unknown bit in `incompat` means "this reader would misread the image": refuse it.
 // An unknown bit in `compat` may be ignored.
 enum IncompatFeature : uint64_t {
-  kIncompatBitpack = 1ull << 0,  // some page uses kCodecBitpack (reserved; not written by v1.0 mkfs)
+  kIncompatBitpack = 1ull << 0,  // some page uses kCodecBitpack; set exactly when one does
 };
-inline constexpr uint64_t kKnownIncompat = 0;  // what this reader understands
+inline constexpr uint64_t kKnownIncompat = kIncompatBitpack;  // what this reader understands
 enum CompatFeature : uint64_t {
   kCompatDedupe = 1ull << 0,    // some page-table entries share page data (informational)
   kCompatTailPack = 1ull << 1,  // some file tails live in shared tail-pack pages (informational)
@@ -87,7 +87,7 @@ struct Superblock {
 enum Codec : uint8_t {
   kCodecStored = 1,    // the bytes themselves; csize == usize
   kCodecGDeflate = 2,  // one raw GDeflate page bitstream (codec/include/gdfs/gdeflate.h)
-  kCodecBitpack = 3,   // reserved for the adaptive bit-plane coder; needs kIncompatBitpack
+  kCodecBitpack = 3,   // the bit-plane coder (codec/include/gdfs/bitpack.h); needs kIncompatBitpack
 };
 enum PageFlag : uint8_t {
   kPageDeduped = 1u << 0,   // same bytes as an earlier entry (offset, csize and checksums equal)
@@ -104,7 +104,7 @@ struct PageEntry {
   uint32_t ucheck;    // 20: checksum32 of the decoded bytes
   uint8_t codec;      // 24: Codec
   uint8_t flags;      // 25: PageFlag bits
-  uint16_t param;     // 26: codec parameter; 0 for stored and GDeflate
+  uint16_t param;     // 26: codec parameter; 0 for stored and GDeflate, bitpack::to_param for bitpack
   uint32_t reserved;  // 28: zero
 };
 

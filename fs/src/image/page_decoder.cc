@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "gdfs/bitpack.h"
 #include "gdfs/checksum.h"
 #include "gdfs/gdeflate.h"
 #include "gdfs/image.h"
@@ -54,6 +55,13 @@ PageStatus PageDecoder::decode(const format::PageEntry& e, const uint8_t* stored
       if (impl_->gdeflate.decompress(stored, e.csize, out, e.usize) != gdeflate::Status::kOk)
         return PageStatus::kDecodeError;
       break;
+    case format::kCodecBitpack: {
+      const auto p = bitpack::from_param(e.param);  // Image::open validated it; a bare entry may not be
+      if (!p) return PageStatus::kDecodeError;
+      if (bitpack::decompress(stored, e.csize, *p, out, e.usize) != bitpack::Status::kOk)
+        return PageStatus::kDecodeError;
+      break;
+    }
     default:
       return PageStatus::kUnsupportedCodec;
   }

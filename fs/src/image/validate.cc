@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "gdfs/bitpack.h"
 #include "gdfs/checksum.h"
 #include "gdfs/gdeflate.h"
 #include "gdfs/image.h"
@@ -160,14 +161,27 @@ struct Validator {
           !fits(e.offset, e.csize, data_end))
         bad("stored bytes outside the data region");
       if (e.flags & ~format::kPageKnownFlags) bad("unknown flags");
+      if (e.codec != format::kCodecBitpack && e.param != 0) bad("codec parameter on a codec without one");
       if (e.codec == format::kCodecStored) {
         if (e.csize != e.usize) bad("stored page of the wrong size");
       } else if (e.codec == format::kCodecGDeflate) {
         if (e.csize > gdeflate::compress_bound(e.usize)) bad("GDeflate page larger than its bound");
+      } else if (e.codec == format::kCodecBitpack) {
+        bitpack_entry(e, bad);
       } else {
         bad("unknown codec");
       }
     }
+  }
+
+  // Codec 3 needs the incompat bit (an older reader must not take the image), a valid param, and a
+  // stored size within the bound for that param.
+  template <typename Bad>
+  void bitpack_entry(const format::PageEntry& e, Bad&& bad) const {
+    if (!(img.sb_.incompat & format::kIncompatBitpack)) bad("bitpack page without the bitpack feature bit");
+    const auto p = bitpack::from_param(e.param);
+    if (!p) bad("bad bitpack parameter");
+    if (e.csize > bitpack::compress_bound(e.usize, *p)) bad("bitpack page larger than its bound");
   }
 
   void sparse() {

@@ -1,0 +1,188 @@
+// gdfs-bitpack-bench: ratio and decode speed of the bitpack codec against GDeflate on the same pages.
+//
+//   gdfs-bitpack-bench [-l LEVEL] [--page-size BYTES] LABEL=FILE[,FILE...] ...
+//
+// Each data set is cut into pages the way mkfs.gdfs cuts files (from each file's start, the last page
+// partial). Per set it reports, for gdeflate-only (GDeflate or stored, the mkfs default), bitpack-only
+// (mkfs's best bitpack guess or stored) and auto (the smallest of the three, as `--codec auto`): stored
+// bytes and ratio, and single-thread decode MB/s of decoded bytes (best of several timed passes, every
+// page checked against its source before timing). It also times the encoders: the cost of auto is the
+// GDeflate encode plus the bitpack size estimate of mkfs's candidates.
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "gdfs/bitpack.h"
+#include "gdfs/format.h"
+#include "gdfs/gdeflate.h"
+#include "page_codec.h"
+
+namespace {
+
+namespace bp = gdfs::bitpack;
+namespace gd = gdfs::gdeflate;
+using gdfs::mkfs::CodecChoice;
+using gdfs::mkfs::Encoded;
+using Bytes = std::vector<uint8_t>;
+using Clock = std::chrono::steady_clock;
+
+volatile size_t g_sink;  // timed results end up here so that no pass can be optimised away
+
+struct Set {
+  std::string label;
+  std::vector<Bytes> pages;
+  uint64_t bytes = 0;
+};
+
+Bytes slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw std::runtime_error("cannot read " + path);
+  return Bytes(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+Set load_set(const std::string& arg, size_t page) {
+  const size_t eq = arg.find('=');
+  if (eq == std::string::npos) throw std::runtime_error("expected LABEL=FILE[,FILE...]: " + arg);
+  Set s{arg.substr(0, eq), {}, 0};
+  size_t from = eq + 1;
+  while (from <= arg.size()) {
+    const size_t comma = std::min(arg.find(',', from), arg.size());
+    const Bytes file = slurp(arg.substr(from, comma - from));
+    for (size_t off = 0; off < file.size(); off += page)
+      s.pages.emplace_back(file.begin() + off, file.begin() + std::min(file.size(), off + page));
+    s.bytes += file.size();
+    from = comma + 1;
+  }
+  return s;
+}
+
+// One way of coding a set: every page's encoding, and the encode time.
+struct Coded {
+  std::vector<Encoded> pages;
+  uint64_t stored = 0, bitpack_pages = 0;
+  double encode_s = 0;
+};
+
+Coded code_set(const Set& s, CodecChoice choice, gd::Compressor& comp) {
+  Coded c;
+  c.pages.resize(s.pages.size());
+  const auto t0 = Clock::now();
+  for (size_t i = 0; i < s.pages.size(); ++i) gdfs::mkfs::encode_page(s.pages[i], choice, comp, c.pages[i]);
+  c.encode_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  for (size_t i = 0; i < s.pages.size(); ++i) {
+    const Encoded& e = c.pages[i];
+    c.stored += e.codec == gdfs::format::kCodecStored ? s.pages[i].size() : e.bytes.size();
+    c.bitpack_pages += e.codec == gdfs::format::kCodecBitpack;
+  }
+  return c;
+}
+
+// Decodes one page as the reader would; false on any error.
+bool decode_page(const Encoded& e, const Bytes& raw, gd::Decompressor& dec, bp::DecodePath path,
+                 uint8_t* out) {
+  switch (e.codec) {
+    case gdfs::format::kCodecStored:
+      std::memcpy(out, raw.data(), raw.size());
+      return true;
+    case gdfs::format::kCodecGDeflate:
+      return dec.decompress(e.bytes.data(), e.bytes.size(), out, raw.size()) == gd::Status::kOk;
+    default:
+      return bp::decompress(e.bytes.data(), e.bytes.size(), *bp::from_param(e.param), out, raw.size(),
+                            path) == bp::Status::kOk;
+  }
+}
+
+// Single-thread decode speed in MB/s of decoded bytes: the best of 7 passes, each at least ~50 ms.
+double decode_mb_s(const Set& s, const Coded& c, bp::DecodePath path) {
+  gd::Decompressor dec;
+  Bytes out(gd::kMaxPageBytes);
+  for (size_t i = 0; i < s.pages.size(); ++i) {  // verify before timing
+    if (!decode_page(c.pages[i], s.pages[i], dec, path, out.data()) ||
+        std::memcmp(out.data(), s.pages[i].data(), s.pages[i].size()) != 0)
+      throw std::runtime_error(s.label + ": page " + std::to_string(i) + " does not round-trip");
+  }
+  size_t reps = 1;
+  double best = 1e30;
+  for (int pass = 0; pass < 7; ++pass) {
+    const auto t0 = Clock::now();
+    for (size_t r = 0; r < reps; ++r)
+      for (size_t i = 0; i < s.pages.size(); ++i)
+        g_sink = decode_page(c.pages[i], s.pages[i], dec, path, out.data());
+    const double t = std::chrono::duration<double>(Clock::now() - t0).count() / static_cast<double>(reps);
+    best = std::min(best, t);
+    if (t * static_cast<double>(reps) < 0.05) reps *= 2, --pass;  // too short to time: redo with more
+  }
+  return static_cast<double>(s.bytes) / best / 1e6;
+}
+
+// The auto overhead over gdeflate-only: the bitpack size estimate of every candidate on every page.
+double estimate_s(const Set& s) {
+  const auto t0 = Clock::now();
+  for (const Bytes& p : s.pages) g_sink = gdfs::mkfs::best_bitpack(p.data(), p.size()).size;
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+void report(const Set& s, int level) {
+  gd::Compressor comp(level);
+  const Coded g = code_set(s, CodecChoice::kGDeflate, comp);
+  const Coded b = code_set(s, CodecChoice::kBitpack, comp);
+  const Coded a = code_set(s, CodecChoice::kAuto, comp);
+  const double mb = static_cast<double>(s.bytes) / 1e6;
+  auto row = [&](const char* name, const Coded& c, double dec_auto, double dec_portable) {
+    std::printf("%-14s %-9s %6zu %10llu %10llu %7.3f %8llu %10.0f %10.0f %9.1f\n", s.label.c_str(), name,
+                s.pages.size(), static_cast<unsigned long long>(s.bytes),
+                static_cast<unsigned long long>(c.stored),
+                static_cast<double>(s.bytes) / static_cast<double>(c.stored),
+                static_cast<unsigned long long>(c.bitpack_pages), dec_auto, dec_portable, mb / c.encode_s);
+  };
+  const double gd_dec = decode_mb_s(s, g, bp::DecodePath::kAuto);
+  row("gdeflate", g, gd_dec, gd_dec);
+  row("bitpack", b, decode_mb_s(s, b, bp::DecodePath::kAuto), decode_mb_s(s, b, bp::DecodePath::kPortable));
+  row("auto", a, decode_mb_s(s, a, bp::DecodePath::kAuto), decode_mb_s(s, a, bp::DecodePath::kPortable));
+  std::printf(
+      "%-14s estimate  bitpack size of %zu candidates: %.1f MB/s (%.1f%% of the gdeflate encode time)\n",
+      s.label.c_str(), gdfs::mkfs::bitpack_candidates().size(), mb / estimate_s(s),
+      100 * estimate_s(s) / g.encode_s);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int level = 7;
+  size_t page = 65536;
+  std::vector<std::string> sets;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "-l" && i + 1 < argc) {
+      level = std::stoi(argv[++i]);
+    } else if (a == "--page-size" && i + 1 < argc) {
+      page = std::stoul(argv[++i]);
+    } else {
+      sets.push_back(a);
+    }
+  }
+  if (sets.empty() || page == 0 || page > gd::kMaxPageBytes) {
+    std::fprintf(stderr,
+                 "usage: gdfs-bitpack-bench [-l LEVEL] [--page-size BYTES] LABEL=FILE[,FILE...] ...\n");
+    return 2;
+  }
+  try {
+    std::printf(
+        "GDeflate level %d, %zu-byte pages, bitpack decode path %s; decode MB/s: decoded bytes, one "
+        "thread\n",
+        level, page,
+        bp::decode_path(bp::DecodePath::kAuto) == bp::DecodePath::kAvx512 ? "avx512" : "portable");
+    std::printf("%-14s %-9s %6s %10s %10s %7s %8s %10s %10s %9s\n", "set", "codec", "pages", "bytes",
+                "stored", "ratio", "bitpack", "dec MB/s", "portable", "enc MB/s");
+    for (const std::string& arg : sets) report(load_set(arg, page), level);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gdfs-bitpack-bench: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
