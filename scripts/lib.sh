@@ -19,4 +19,7 @@ ensure_packages() {
 GDFS_BUILD_PACKAGES=(cmake g++ make pkg-config libcli11-dev libgtest-dev libdeflate-dev zlib1g-dev
                      libxxhash-dev nlohmann-json3-dev)
 
+# The daemon: libfuse3 and fusermount3, io_uring (optional at build time, but wanted), and bc for timings.
+GDFS_DAEMON_PACKAGES=(libfuse3-dev fuse3 liburing-dev bc)
+
 njobs() { nproc 2>/dev/null || echo 2; }

@@ -73,6 +73,11 @@ int inspect_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
   extract->add_option("DIR", o.dir, "Target directory, created if missing")->required();
   add_path(extract, o, false);
 
+  auto* counters =
+      app.add_subcommand("counters", "Live counters of a mounted gdfs (reads, cache, decode, I/O)");
+  counters->add_option("MOUNTPOINT", o.dir, "Where the image is mounted")->required();
+  add_json(counters, o);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -87,6 +92,7 @@ int inspect_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
     if (*verify) return inspect::verify(o, out, err);
     if (*cat) return inspect::cat(o, out);
     if (*extract) return inspect::extract(o, out, err);
+    if (*counters) return inspect::counters(o, out);
     return 2;
   } catch (const std::exception& e) {
     err << "gdfs-inspect: error: " << e.what() << "\n";

@@ -25,5 +25,7 @@ int stats(const Options& o, std::ostream& out);
 int verify(const Options& o, std::ostream& out, std::ostream& err);
 int cat(const Options& o, std::ostream& out);
 int extract(const Options& o, std::ostream& out, std::ostream& err);
+// Not about an image: the counters of a mounted gdfs (o.dir is the mount point).
+int counters(const Options& o, std::ostream& out);
 
 }  // namespace gdfs::inspect

@@ -74,6 +74,9 @@ class Image {
   Image& operator=(const Image&) = delete;
 
   const std::string& name() const { return name_; }
+  // The image file's descriptor (open read-only for the Image's lifetime), or -1 for from_memory.
+  // The daemon reads stored pages through it with io_uring.
+  int fd() const { return fd_; }
   const format::Superblock& superblock() const { return sb_; }
   uint32_t page_size() const { return 1u << sb_.page_log2; }
   uint32_t inode_count() const { return sb_.inode_count; }

@@ -1,0 +1,112 @@
+// gdfs IMAGE MOUNTPOINT: everything up to the session loop. Problems with the arguments or the image
+// are reported, with exit status 1, before anything is mounted.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <climits>
+#include <csignal>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "daemon/daemon.h"
+#include "daemon/log.h"
+
+namespace gdfs::daemon {
+namespace {
+
+struct Args {
+  fuse_args args;
+  fuse_cmdline_opts cmd{};
+  ~Args() {
+    fuse_opt_free_args(&args);
+    std::free(cmd.mountpoint);
+  }
+};
+
+// The mount options gdfs always sets: read-only, kernel permission checks, and a source and type that
+// show up in /proc/mounts as "IMAGE on DIR type fuse.gdfs".
+bool add_mount_options(fuse_args& args, const std::string& image) {
+  char* opts = nullptr;
+  bool ok = fuse_opt_add_opt(&opts, "ro,default_permissions,subtype=gdfs") == 0 &&
+            fuse_opt_add_opt_escaped(&opts, ("fsname=" + image).c_str()) == 0 &&
+            fuse_opt_add_arg(&args, "-o") == 0 && fuse_opt_add_arg(&args, opts) == 0;
+  std::free(opts);
+  return ok;
+}
+
+// Serves until unmounted or signalled. Returns the process exit status.
+int serve(Daemon& daemon, Args& a) {
+  fuse_session* se = fuse_session_new(&a.args, &daemon_ops(), sizeof(fuse_lowlevel_ops), &daemon);
+  if (!se) return 1;  // libfuse printed why (an unknown option, usually)
+  int status = 1;
+  if (fuse_set_signal_handlers(se) == 0) {
+    if (fuse_session_mount(se, a.cmd.mountpoint) == 0) {
+      fuse_daemonize(a.cmd.foreground);
+      log_to_syslog(!a.cmd.foreground);
+      daemon.start();
+      int rc;
+      if (a.cmd.singlethread) {
+        rc = fuse_session_loop(se);
+      } else {
+        fuse_loop_config* cfg = fuse_loop_cfg_create();
+        fuse_loop_cfg_set_clone_fd(cfg, a.cmd.clone_fd);
+        fuse_loop_cfg_set_idle_threads(cfg, a.cmd.max_idle_threads == UINT_MAX ? 16 : a.cmd.max_idle_threads);
+        fuse_loop_cfg_set_max_threads(cfg, std::max(64u, a.cmd.max_threads));
+        rc = fuse_session_loop_mt(se, cfg);
+        fuse_loop_cfg_destroy(cfg);
+      }
+      daemon.stop();
+      fuse_session_unmount(se);
+      // libfuse reports the signal that ended the loop (SIGTERM, SIGINT, SIGHUP): a clean unmount too.
+      status = (rc == 0 || rc == SIGTERM || rc == SIGINT || rc == SIGHUP) ? 0 : 1;
+    }
+    fuse_remove_signal_handlers(se);
+  }
+  fuse_session_destroy(se);
+  return status;
+}
+
+}  // namespace
+
+int gdfs_main(int argc, char** argv) {
+  Args a{FUSE_ARGS_INIT(argc, argv)};
+  DaemonOptions opt;
+  if (!parse_options(a.args, opt)) return 1;
+  if (fuse_parse_cmdline(&a.args, &a.cmd) != 0) return 1;
+  if (a.cmd.show_help) {
+    print_usage(argv[0]);
+    fuse_cmdline_help();
+    fuse_lowlevel_help();
+    return 0;
+  }
+  if (a.cmd.show_version) {
+    std::printf("gdfs image format %u.%u\n", format::kMajor, format::kMinor);
+    fuse_lowlevel_version();
+    return 0;
+  }
+  if (opt.image.empty() || !a.cmd.mountpoint) {
+    std::fprintf(stderr, "usage: %s [options] IMAGE MOUNTPOINT (see --help)\n", argv[0]);
+    return 1;
+  }
+  if (opt.decoder == DecoderChoice::kGpu) {
+    std::fprintf(stderr, "gdfs: -o decoder=gpu: this build has no GPU decoder (use auto or cpu)\n");
+    return 1;
+  }
+  std::unique_ptr<Image> image;
+  try {
+    char* abs = realpath(opt.image.c_str(), nullptr);
+    std::string path = abs ? abs : opt.image;
+    std::free(abs);
+    image = Image::open(path);  // validates every metadata record before anything is mounted
+  } catch (const ImageError& e) {
+    std::fprintf(stderr, "gdfs: %s\n", e.what());
+    return 1;
+  }
+  if (!add_mount_options(a.args, image->name())) return 1;
+  Daemon daemon(std::move(image), opt);
+  return serve(daemon, a);
+}
+
+}  // namespace gdfs::daemon

@@ -1,0 +1,139 @@
+#include "daemon/options.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace gdfs::daemon {
+namespace {
+
+struct RawOptions {
+  char* cache_size;
+  char* threads;
+  char* decoder;
+  char* readahead;
+  char* uring;
+  char* queue_depth;
+  char* image;
+};
+
+#define GDFS_OPT(templ, field) \
+  { templ, offsetof(RawOptions, field), 0 }
+const fuse_opt kSpec[] = {
+    GDFS_OPT("cache_size=%s", cache_size),
+    GDFS_OPT("threads=%s", threads),
+    GDFS_OPT("decoder=%s", decoder),
+    GDFS_OPT("readahead=%s", readahead),
+    GDFS_OPT("uring=%s", uring),
+    GDFS_OPT("queue_depth=%s", queue_depth),
+    FUSE_OPT_END,
+};
+#undef GDFS_OPT
+
+// The first non-option argument is the image; the second (the mount point) stays for libfuse.
+int take_image(void* data, const char* arg, int key, fuse_args*) {
+  auto* raw = static_cast<RawOptions*>(data);
+  if (key == FUSE_OPT_KEY_NONOPT && !raw->image) {
+    raw->image = strdup(arg);
+    return 0;
+  }
+  return 1;
+}
+
+bool parse_uint(const char* text, unsigned lo, unsigned hi, unsigned& out) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long v = std::strtoul(text, &end, 10);
+  if (errno || end == text || *end || v < lo || v > hi) return false;
+  out = static_cast<unsigned>(v);
+  return true;
+}
+
+bool bad(const char* what, const char* value) {
+  std::fprintf(stderr, "gdfs: bad option %s=%s\n", what, value);
+  return false;
+}
+
+bool convert(const RawOptions& raw, DaemonOptions& out) {
+  if (raw.cache_size && !parse_size(raw.cache_size, out.cache_size)) return bad("cache_size", raw.cache_size);
+  if (raw.threads && !parse_uint(raw.threads, 1, 1024, out.threads)) return bad("threads", raw.threads);
+  if (raw.readahead && !parse_size(raw.readahead, out.readahead)) return bad("readahead", raw.readahead);
+  if (raw.queue_depth && !parse_uint(raw.queue_depth, 1, 4096, out.queue_depth))
+    return bad("queue_depth", raw.queue_depth);
+  if (raw.uring) {
+    unsigned v = 0;
+    if (!parse_uint(raw.uring, 0, 1, v)) return bad("uring", raw.uring);
+    out.uring = v == 1;
+  }
+  if (raw.decoder) {
+    const std::string d = raw.decoder;
+    if (d == "auto")
+      out.decoder = DecoderChoice::kAuto;
+    else if (d == "cpu")
+      out.decoder = DecoderChoice::kCpu;
+    else if (d == "gpu")
+      out.decoder = DecoderChoice::kGpu;
+    else
+      return bad("decoder", raw.decoder);
+  }
+  if (raw.image) out.image = raw.image;
+  return true;
+}
+
+}  // namespace
+
+bool parse_options(fuse_args& args, DaemonOptions& out) {
+  RawOptions raw{};
+  bool ok = fuse_opt_parse(&args, &raw, kSpec, take_image) == 0 && convert(raw, out);
+  for (char* p :
+       {raw.cache_size, raw.threads, raw.decoder, raw.readahead, raw.uring, raw.queue_depth, raw.image})
+    std::free(p);
+  return ok;
+}
+
+bool parse_size(const std::string& text, uint64_t& out) {
+  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0]))) return false;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  if (errno) return false;
+  unsigned shift = 0;
+  const std::string suffix = end;
+  if (suffix == "K" || suffix == "k" || suffix == "KiB")
+    shift = 10;
+  else if (suffix == "M" || suffix == "m" || suffix == "MiB")
+    shift = 20;
+  else if (suffix == "G" || suffix == "g" || suffix == "GiB")
+    shift = 30;
+  else if (!suffix.empty())
+    return false;
+  if (v > (~0ull >> shift)) return false;
+  out = v << shift;
+  return true;
+}
+
+uint64_t default_cache_size() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  const uint64_t mem = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 1ull << 30;
+  return std::clamp<uint64_t>(mem / 8, 64ull << 20, 4ull << 30);
+}
+
+void print_usage(const char* prog) {
+  std::printf(
+      "usage: %s [options] IMAGE MOUNTPOINT\n"
+      "Mounts a gdfs image read-only. Runs in the background once mounted unless -f is given.\n\n"
+      "gdfs options:\n"
+      "    -o cache_size=SIZE     decoded-page cache (K/M/G suffixes; default: 1/8 of RAM, 64M..4G)\n"
+      "    -o threads=N           CPU decode threads (default: one per core)\n"
+      "    -o decoder=auto|cpu|gpu  page decoder (auto: the GPU when one is usable)\n"
+      "    -o readahead=SIZE      decode this far ahead of sequential readers (default 4M; 0 = off)\n"
+      "    -o uring=0|1           read the image with io_uring (default 1; falls back to pread)\n"
+      "    -o queue_depth=N       io_uring queue depth per thread (default 128)\n\n",
+      prog);
+}
+
+}  // namespace gdfs::daemon

@@ -1,0 +1,35 @@
+// gdfs's own mount options (-o cache_size=, threads=, decoder=, readahead=, uring=, queue_depth=) and
+// the image argument. Standard FUSE options (-f, -d, -s, allow_other, ...) are left to libfuse.
+#pragma once
+#include <fuse_opt.h>
+
+#include <cstdint>
+#include <string>
+
+namespace gdfs::daemon {
+
+enum class DecoderChoice { kAuto, kCpu, kGpu };
+
+struct DaemonOptions {
+  std::string image;        // the first non-option argument
+  uint64_t cache_size = 0;  // bytes of decoded pages; 0 = the default (see default_cache_size)
+  unsigned threads = 0;     // CPU decode threads; 0 = one per core
+  DecoderChoice decoder = DecoderChoice::kAuto;
+  uint64_t readahead = 4u << 20;  // bytes decoded ahead of a sequential reader; 0 = off
+  bool uring = true;              // false: read the image with pread even where io_uring works
+  unsigned queue_depth = 128;     // io_uring entries per ring
+};
+
+// Takes gdfs's options and the image argument out of `args` (what is left goes to libfuse). Returns
+// false after printing the reason to stderr.
+bool parse_options(fuse_args& args, DaemonOptions& out);
+
+// "512M", "2G", "65536" -> bytes. False on anything else.
+bool parse_size(const std::string& text, uint64_t& out);
+
+// An eighth of physical memory, between 64 MiB and 4 GiB.
+uint64_t default_cache_size();
+
+void print_usage(const char* prog);
+
+}  // namespace gdfs::daemon

@@ -1,0 +1,277 @@
+#include "daemon/read_engine.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "daemon/log.h"
+
+namespace gdfs::daemon {
+namespace {
+
+constexpr uint8_t kZeros[1u << format::kMaxPageLog2] = {};
+constexpr size_t kMaxReported = 10000;  // distinct bad pages logged; after that, silence
+
+constexpr uint64_t kRegular = 0100000u;
+
+}  // namespace
+
+ReadEngine::ReadEngine(const Image& image, PageCache& cache, Fetcher& fetcher, DecodeBackend& decoder,
+                       ThreadPool& pool, Stats& stats, EngineOptions options)
+    : image_(image),
+      cache_(cache),
+      fetcher_(fetcher),
+      decoder_(decoder),
+      pool_(pool),
+      stats_(stats),
+      opt_(options) {}
+
+ReadEngine::~ReadEngine() {
+  std::unique_lock lock(ahead_mu_);
+  ahead_cv_.wait(lock, [this] { return ahead_tasks_ == 0; });
+}
+
+int ReadEngine::read(uint32_t ino, uint64_t offset, size_t len, std::vector<Slice>& out, ReadState* state) {
+  if (image_.type(ino) != kRegular) return EISDIR;
+  const uint64_t size = image_.inode(ino).size;
+  if (offset >= size || len == 0) return 0;
+  const uint64_t end = std::min<uint64_t>(size, offset + len);
+  const uint64_t ps = image_.page_size();
+  const uint64_t first = offset / ps, last = (end - 1) / ps;
+
+  std::vector<PageRef> refs;
+  std::vector<Want> wants;
+  refs.reserve(last - first + 1);
+  for (uint64_t i = first; i <= last; ++i) {
+    refs.push_back(image_.page_ref(ino, i));
+    if (refs.back().kind != PageRef::kHole) wants.push_back(Want{refs.back().entry, i, {}});
+  }
+  resolve(ino, wants, false);
+
+  bool bad = false;
+  for (const Want& w : wants) {
+    if (w.result.status == PageStatus::kOk) continue;
+    report(ino, w.index, w.entry, page_status_message(w.result.status));
+    bad = true;
+  }
+  if (bad) {
+    Stats::add(stats_.read_errors);
+    return EIO;
+  }
+
+  size_t wi = 0;
+  for (uint64_t i = first; i <= last; ++i) {
+    const PageRef& ref = refs[i - first];
+    const uint64_t from = std::max(offset, i * ps), to = std::min(end, (i + 1) * ps);
+    const size_t n = static_cast<size_t>(to - from);
+    const uint32_t in_page = static_cast<uint32_t>(from - i * ps);
+    if (ref.kind == PageRef::kHole) {
+      out.push_back(Slice{nullptr, kZeros, n});
+      continue;
+    }
+    const PagePtr& page = wants[wi++].result.page;
+    // Validation ties each page's decoded size to the file bytes it holds; never trust it blindly.
+    if (uint64_t{ref.offset} + in_page + n > page->size) {
+      report(ino, i, ref.entry, "decoded page shorter than the file bytes it holds");
+      Stats::add(stats_.read_errors);
+      return EIO;
+    }
+    out.push_back(Slice{page, page->data.get() + ref.offset + in_page, n});
+  }
+  Stats::add(stats_.reads);
+  Stats::add(stats_.bytes_served, end - offset);
+  if (state) maybe_readahead(ino, offset, end, *state);
+  return 0;
+}
+
+void ReadEngine::resolve(uint32_t ino, std::span<Want> wants, bool ahead) {
+  (void)ino;
+  std::vector<Want*> claimed;
+  std::vector<std::pair<Want*, std::shared_future<PageResult>>> pending;
+  for (Want& w : wants) {
+    PageCache::Lookup l = cache_.acquire(w.entry);
+    if (l.hit) {
+      w.result.page = std::move(l.hit);
+      if (!ahead) Stats::add(stats_.cache_hits);
+    } else if (l.claimed) {
+      claimed.push_back(&w);
+    } else if (!ahead) {
+      pending.emplace_back(&w, std::move(l.pending));
+    }
+  }
+  if (ahead) {
+    Stats::add(stats_.readahead_pages, claimed.size());
+  } else {
+    Stats::add(stats_.cache_misses, claimed.size());
+    Stats::add(stats_.inflight_joins, pending.size());
+  }
+  // Our own claims first: whoever we wait for below never waits for us.
+  if (!claimed.empty()) load(claimed);
+  for (auto& [w, future] : pending) w->result = future.get();
+}
+
+void ReadEngine::load(std::span<Want*> claimed) {
+  std::vector<uint8_t> done(claimed.size(), 0);  // claims already completed
+  try {
+    std::sort(claimed.begin(), claimed.end(), [&](const Want* a, const Want* b) {
+      return image_.pages()[a->entry].offset < image_.pages()[b->entry].offset;
+    });
+    // Coalesce: a run of pages close together on disk becomes one read into one staging area.
+    std::vector<FetchRange> ranges;
+    std::vector<std::pair<size_t, uint64_t>> where(claimed.size());  // (range, offset in staging)
+    uint64_t staging_size = 0, range_start = 0, range_end = 0;
+    std::vector<uint64_t> range_base;
+    std::vector<uint32_t> range_pages;
+    for (size_t i = 0; i < claimed.size(); ++i) {
+      const format::PageEntry& e = image_.pages()[claimed[i]->entry];
+      const uint64_t e_end = e.offset + e.csize;
+      const bool join = !ranges.empty() && e.offset <= range_end + opt_.max_gap && e.offset >= range_start &&
+                        std::max(range_end, e_end) - range_start <= opt_.max_fetch;
+      if (!join) {
+        if (!ranges.empty()) staging_size += range_end - range_start;
+        range_start = e.offset;
+        range_end = e_end;
+        ranges.push_back(FetchRange{e.offset, 0, nullptr, false});
+        range_base.push_back(staging_size);
+        range_pages.push_back(0);
+      }
+      range_end = std::max(range_end, e_end);
+      ranges.back().length = static_cast<uint32_t>(range_end - range_start);
+      ++range_pages.back();
+      where[i] = {ranges.size() - 1, range_base.back() + (e.offset - range_start)};
+    }
+    staging_size += range_end - range_start;
+    thread_local std::vector<uint8_t> staging;
+    if (staging.size() < staging_size) staging.resize(staging_size);
+    for (size_t r = 0; r < ranges.size(); ++r) {
+      ranges[r].dst = staging.data() + range_base[r];
+      if (range_pages[r] > 1) Stats::add(stats_.coalesced_reads);
+    }
+    fetcher_.fetch(ranges);
+
+    std::vector<DecodeJob> jobs;
+    std::vector<size_t> claim_of;  // job -> index into `claimed`
+    std::vector<std::shared_ptr<Page>> pages;
+    for (size_t i = 0; i < claimed.size(); ++i) {
+      if (ranges[where[i].first].ok) continue;
+      claimed[i]->result.status = PageStatus::kIoError;
+      Stats::add(stats_.bad_pages);
+      cache_.complete(claimed[i]->entry, claimed[i]->result);
+      done[i] = 1;
+    }
+    for (size_t i = 0; i < claimed.size(); ++i) {
+      if (done[i]) continue;
+      const format::PageEntry& e = image_.pages()[claimed[i]->entry];
+      auto page = std::make_shared<Page>();
+      page->data.reset(new uint8_t[e.usize]);
+      page->size = e.usize;
+      jobs.push_back(DecodeJob{&e, staging.data() + where[i].second, page->data.get(), PageStatus::kOk});
+      claim_of.push_back(i);
+      pages.push_back(std::move(page));
+    }
+    // Each page is published the moment it is decoded: readers waiting on it go on at once.
+    auto publish = [&](size_t j) {
+      Want& w = *claimed[claim_of[j]];
+      w.result.status = jobs[j].status;
+      if (w.result.status == PageStatus::kOk)
+        w.result.page = std::move(pages[j]);
+      else
+        Stats::add(stats_.bad_pages);
+      cache_.complete(w.entry, w.result);
+      done[claim_of[j]] = 1;  // one byte per claim: threads publishing different jobs never share one
+    };
+    if (!jobs.empty()) decoder_.decode(jobs, publish);
+  } catch (...) {
+    // Out of memory or a bug: fail every claim still open rather than leave anyone waiting on it.
+    for (size_t i = 0; i < claimed.size(); ++i) {
+      if (done[i]) continue;
+      claimed[i]->result = PageResult{nullptr, PageStatus::kIoError};
+      cache_.complete(claimed[i]->entry, claimed[i]->result);
+    }
+  }
+}
+
+void ReadEngine::maybe_readahead(uint32_t ino, uint64_t offset, uint64_t end, ReadState& state) {
+  const uint64_t prev = state.next_offset.exchange(end);
+  // The kernel may deliver a sequential stream's requests slightly out of order; allow for that.
+  constexpr uint64_t kSlack = 256 << 10;
+  if (offset + kSlack < prev || offset > prev + kSlack) return;
+  const uint64_t ps = image_.page_size();
+  const uint64_t window = opt_.readahead_bytes / ps;
+  if (window == 0) return;
+  const uint64_t pages = image_.logical_pages(ino);
+  const uint64_t end_page = (end + ps - 1) / ps;
+  const uint64_t limit = std::min(pages, end_page + window);
+  uint64_t seen = state.ahead_until.load(), from;
+  do {
+    // Behind the reader, or far ahead of it after a seek back: start again at the reader.
+    from = (seen < end_page || seen > limit) ? end_page : seen;
+    // Schedule in half-window steps so each readahead batch is big enough to decode in parallel.
+    if (from >= limit || (limit - from < window / 2 && limit < pages)) return;
+  } while (!state.ahead_until.compare_exchange_weak(seen, limit));
+  if (pool_.backlog() > 2 * pool_.size()) return;  // saturated: readers come first
+  {
+    std::lock_guard lock(ahead_mu_);
+    ++ahead_tasks_;
+  }
+  pool_.submit([this, ino, from, limit] {
+    try {
+      std::vector<Want> wants;
+      for (uint64_t i = from; i < limit; ++i) {
+        PageRef ref = image_.page_ref(ino, i);
+        if (ref.kind != PageRef::kHole) wants.push_back(Want{ref.entry, i, {}});
+      }
+      resolve(ino, wants, true);
+    } catch (...) {
+      // Readahead is an optimisation: a failure here shows up, and is reported, when the page is read.
+    }
+    std::lock_guard lock(ahead_mu_);
+    if (--ahead_tasks_ == 0) ahead_cv_.notify_all();
+  });
+}
+
+void ReadEngine::report(uint32_t ino, uint64_t index, uint64_t entry, std::string_view what) {
+  {
+    std::lock_guard lock(report_mu_);
+    if (reported_.size() >= kMaxReported || !reported_.insert(entry).second) return;
+  }
+  std::string line = image_.describe(ino, index, what);
+  const std::string path = path_of(image_, ino);
+  if (!path.empty()) line += " [path " + path + "]";
+  log_line(LogLevel::kError, line);
+}
+
+namespace {
+// The dirent naming `ino` inside directory `dir`, or nullptr.
+const format::Dirent* find_in(const Image& image, uint32_t dir, uint32_t ino) {
+  for (const format::Dirent& d : image.dirents(dir))
+    if (d.ino == ino) return &d;
+  return nullptr;
+}
+}  // namespace
+
+std::string path_of(const Image& image, uint32_t ino) {
+  constexpr uint32_t kDir = 0040000u;
+  // A file's parent is not recorded: find it with one scan over the directories.
+  uint32_t parent = 0;
+  if (image.type(ino) == kDir) {
+    parent = image.inode(ino).c;
+  } else {
+    for (uint32_t d = 1; d <= image.inode_count() && !parent; ++d)
+      if (image.type(d) == kDir && find_in(image, d, ino)) parent = d;
+  }
+  std::vector<std::string_view> names;  // leaf first
+  // Validation made the tree a tree: each step goes one level up, and the root is its own parent.
+  for (uint32_t cur = ino; cur != format::kRootIno && parent != 0;) {
+    const format::Dirent* d = find_in(image, parent, cur);
+    if (!d) return "";
+    names.push_back(image.name(*d));
+    cur = parent;
+    parent = image.inode(parent).c;
+  }
+  if (names.empty()) return "/";
+  std::string path;
+  for (auto it = names.rbegin(); it != names.rend(); ++it) path.append("/").append(*it);
+  return path;
+}
+
+}  // namespace gdfs::daemon

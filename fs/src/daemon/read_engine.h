@@ -1,0 +1,86 @@
+// The read path, without FUSE: a byte range of a file -> its pages -> cache hits, waits on pages in
+// flight, and misses -> one coalesced fetch -> one decode batch -> the cache -> slices of decoded pages
+// that a reply can send without copying them. Sequential readers get readahead.
+#pragma once
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "daemon/decoder.h"
+#include "daemon/fetcher.h"
+#include "daemon/page_cache.h"
+#include "daemon/stats.h"
+#include "daemon/thread_pool.h"
+#include "gdfs/image.h"
+
+namespace gdfs::daemon {
+
+struct EngineOptions {
+  uint64_t readahead_bytes = 4 << 20;  // how far ahead of a sequential reader pages are prepared
+  uint32_t max_gap = 4096;             // coalesce two stored pages when at most this many bytes apart
+  uint32_t max_fetch = 4 << 20;        // but never into one read larger than this
+};
+
+// Per open file: where the last read ended and how far readahead has been scheduled.
+struct ReadState {
+  std::atomic<uint64_t> next_offset{0};
+  std::atomic<uint64_t> ahead_until{0};  // first logical page not yet scheduled for readahead
+};
+
+// A piece of a reply: `len` bytes at `data`, kept alive by `page` (null for holes: static zeros).
+struct Slice {
+  PagePtr page;
+  const uint8_t* data = nullptr;
+  size_t len = 0;
+};
+
+class ReadEngine {
+ public:
+  ReadEngine(const Image& image, PageCache& cache, Fetcher& fetcher, DecodeBackend& decoder, ThreadPool& pool,
+             Stats& stats, EngineOptions options);
+  ~ReadEngine();  // waits for readahead in flight
+
+  // Appends slices covering [offset, offset + len) of regular file `ino`, clipped at end of file.
+  // Returns 0, or EIO after logging one line per bad page (image, inode, path, page).
+  int read(uint32_t ino, uint64_t offset, size_t len, std::vector<Slice>& out, ReadState* state = nullptr);
+
+ private:
+  struct Want {
+    uint64_t entry;
+    uint64_t index;  // logical page of `ino`, for messages
+    PageResult result;
+  };
+  // Resolves every want: cache hit, wait for the request loading it, or load it here. With `ahead`
+  // (readahead) pages cached or in flight are skipped, never waited for.
+  void resolve(uint32_t ino, std::span<Want> wants, bool ahead);
+  // Fetches and decodes claimed pages (sorted by stored offset in place) and completes their claims.
+  void load(std::span<Want*> claimed);
+  void maybe_readahead(uint32_t ino, uint64_t offset, uint64_t end, ReadState& state);
+  void report(uint32_t ino, uint64_t index, uint64_t entry, std::string_view what);
+
+  const Image& image_;
+  PageCache& cache_;
+  Fetcher& fetcher_;
+  DecodeBackend& decoder_;
+  ThreadPool& pool_;
+  Stats& stats_;
+  EngineOptions opt_;
+
+  std::mutex report_mu_;
+  std::set<uint64_t> reported_;  // page entries already logged, so a bad page logs once
+
+  std::mutex ahead_mu_;
+  std::condition_variable ahead_cv_;
+  unsigned ahead_tasks_ = 0;
+};
+
+// "/dir/file" of inode `ino`, found by a scan (only used for error messages); "" when unnamed.
+std::string path_of(const Image& image, uint32_t ino);
+
+}  // namespace gdfs::daemon

@@ -1,0 +1,382 @@
+// The daemon end to end (label `fuse`): mount images built from real trees and check what readers see
+// against the source: the whole edge-case tree, random reads, 16 concurrent readers, io_uring off,
+// a corrupt page, bad images, unmounting by every route, and the mount helper. Skips, with the reason,
+// where FUSE mounts are impossible.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
+
+#include "cli_util.h"
+#include "gdfs/image.h"
+#include "mount_util.h"
+#include "tree_util.h"
+
+namespace gdfs::test {
+namespace {
+
+namespace fs = std::filesystem;
+using Bytes = std::vector<uint8_t>;
+
+// The random-read tree: compressible text, incompressible bytes (stored pages), zero runs, a sparse
+// file, and many small files that end up in tail packs.
+void make_data_tree(const std::string& dir, std::map<std::string, Bytes>& files) {
+  fs::create_directories(dir + "/small");
+  write_text_file(dir + "/text", 5 * 1000 * 1000 + 123, 7);
+  std::mt19937_64 rng(42);
+  Bytes random(3 * 65536 + 4097);
+  for (auto& b : random) b = static_cast<uint8_t>(rng());
+  write_bytes(dir + "/random", random);
+  Bytes mixed(2 << 20, 0);
+  for (size_t i = 1 << 20; i < mixed.size(); ++i) mixed[i] = static_cast<uint8_t>("gdfs mixed "[i % 11]);
+  write_bytes(dir + "/mixed", mixed);
+  {
+    const int fd = open((dir + "/sparse").c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(pwrite(fd, "data after a hole", 17, 3 << 20), 17);
+    ASSERT_EQ(ftruncate(fd, (5 << 20) + 7), 0);
+    close(fd);
+  }
+  for (int i = 0; i < 100; ++i) write_text_file(dir + "/small/f" + std::to_string(i), 10 + i * 37, i);
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) files[e.path().string().substr(dir.size())] = read_bytes(e.path());
+}
+
+class Fuse : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!fuse_unavailable().empty()) return;
+    dir_ = new TempDir("fuse");
+    fs::create_directories(*dir_ / "edge");
+    caps_ = new TreeCaps(make_edge_tree(*dir_ / "edge"));
+    files_ = new std::map<std::string, Bytes>;
+    make_data_tree(*dir_ / "data", *files_);
+    ASSERT_EQ(run_mkfs({"-q", *dir_ / "edge", *dir_ / "edge.img"}).code, 0);
+    ASSERT_EQ(run_mkfs({"-q", *dir_ / "data", *dir_ / "data.img"}).code, 0);
+  }
+  static void TearDownTestSuite() {
+    delete files_;
+    delete caps_;
+    delete dir_;
+  }
+  void SetUp() override {
+    const std::string why = fuse_unavailable();
+    if (!why.empty()) GTEST_SKIP() << "FUSE mounts unavailable: " << why;
+  }
+  // A fresh mount point for each mount.
+  static std::string mount_point() {
+    static int n = 0;
+    const std::string p = *dir_ / ("mnt" + std::to_string(n++));
+    fs::create_directories(p);
+    return p;
+  }
+  static std::unique_ptr<Mount> mount(const std::string& image, const std::string& opts = "") {
+    return std::make_unique<Mount>(image, mount_point(), opts);
+  }
+  // With `direct` (O_DIRECT) every read reaches the daemon instead of the kernel's page cache.
+  static Bytes pread_bytes(const std::string& path, uint64_t off, size_t len, int* err = nullptr,
+                           bool direct = false) {
+    Bytes out(len);
+    const int fd = open(path.c_str(), O_RDONLY | (direct ? O_DIRECT : 0));
+    if (fd < 0) {
+      if (err) *err = errno;
+      return {};
+    }
+    const ssize_t n = pread(fd, out.data(), len, static_cast<off_t>(off));
+    if (err) *err = n < 0 ? errno : 0;
+    close(fd);
+    out.resize(n < 0 ? 0 : size_t(n));
+    return out;
+  }
+  static Bytes expected(const std::string& rel, uint64_t off, size_t len) {
+    const Bytes& src = files_->at(rel);
+    if (off >= src.size()) return {};
+    return Bytes(src.begin() + off, src.begin() + off + std::min<uint64_t>(len, src.size() - off));
+  }
+  // `count` reads of random files at random offsets and lengths (some past the end), checked.
+  static void random_reads(const std::string& mnt, uint64_t seed, int count, bool direct = false) {
+    std::mt19937_64 rng(seed);
+    std::vector<std::string> names;
+    for (const auto& [name, bytes] : *files_) names.push_back(name);
+    for (int i = 0; i < count; ++i) {
+      const std::string& name = names[rng() % names.size()];
+      const uint64_t size = files_->at(name).size();
+      const uint64_t off = rng() % (size + 1000);
+      const size_t len = (rng() % 4 == 0) ? rng() % (1600 << 10) : rng() % 70000;
+      Bytes got = pread_bytes(mnt + name, off, len, nullptr, direct);
+      ASSERT_EQ(got, expected(name, off, len)) << name << " at " << off << " +" << len;
+    }
+  }
+  static nlohmann::json stats(const std::string& mnt) {
+    char buf[4096];
+    const ssize_t n = getxattr(mnt.c_str(), "user.gdfs.stats", buf, sizeof buf);
+    if (n <= 0) return {};
+    return nlohmann::json::parse(std::string(buf, size_t(n)));
+  }
+
+  static TempDir* dir_;
+  static TreeCaps* caps_;
+  static std::map<std::string, Bytes>* files_;
+};
+TempDir* Fuse::dir_ = nullptr;
+TreeCaps* Fuse::caps_ = nullptr;
+std::map<std::string, Bytes>* Fuse::files_ = nullptr;
+
+TEST_F(Fuse, WholeEdgeTreeMatchesSource) {
+  auto m = mount(*dir_ / "edge.img");
+  ASSERT_TRUE(m->ok()) << m->error();
+  for (const auto& note : caps_->notes) std::cout << "edge tree: " << note << "\n";
+  const std::vector<std::string> diffs = compare_trees(*dir_ / "edge", m->dir(), caps_->root, caps_->xattrs);
+  for (const auto& d : diffs) ADD_FAILURE() << d;
+  EXPECT_TRUE(diffs.empty());
+  // Hardlinks share one stable inode number; statfs answers for the image.
+  struct statvfs sv {};
+  ASSERT_EQ(statvfs(m->dir().c_str(), &sv), 0);
+  EXPECT_GT(sv.f_blocks, 0u);
+  EXPECT_EQ(m->unmount(), 0) << m->log();
+}
+
+TEST_F(Fuse, RandomReadsMatchSource) {
+  auto m = mount(*dir_ / "data.img");
+  ASSERT_TRUE(m->ok()) << m->error();
+  random_reads(m->dir(), 1, 1500);
+  const nlohmann::json s = stats(m->dir());
+  EXPECT_GT(s.value("reads", 0), 0);
+  EXPECT_GT(s.value("cache_misses", 0), 0);
+  EXPECT_EQ(s.value("read_errors", 1), 0);
+  EXPECT_EQ(m->unmount(), 0) << m->log();
+}
+
+TEST_F(Fuse, SixteenConcurrentReadersWithEviction) {
+  // A 1 MiB cache holds 16 pages: readers evict each other's pages and race on the same pages in flight.
+  auto m = mount(*dir_ / "data.img", "cache_size=1M,threads=3,readahead=256K");
+  ASSERT_TRUE(m->ok()) << m->error();
+  std::vector<std::thread> readers;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 16; ++t) {
+    readers.emplace_back([&, t] {
+      if (t % 2) {
+        random_reads(m->dir(), 100 + t, 300, /*direct=*/true);
+      } else {
+        // Sequential whole-file reads in 128 KiB steps: the readahead path under contention.
+        for (const auto& [name, bytes] : *files_) {
+          if (bytes.size() < 65536) continue;
+          Bytes got;
+          for (uint64_t off = 0; off < bytes.size(); off += 131072) {
+            Bytes part = pread_bytes(m->dir() + name, off, 131072, nullptr, t % 4 == 0);
+            got.insert(got.end(), part.begin(), part.end());
+          }
+          if (got != bytes) ++failures;
+        }
+      }
+      if (::testing::Test::HasFailure()) ++failures;
+    });
+  }
+  for (auto& r : readers) r.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_TRUE(m->alive());
+  const nlohmann::json s = stats(m->dir());
+  EXPECT_GT(s.value("readahead_pages", 0), 0);
+  // The O_DIRECT readers' requests reach the daemon (those past the end of a file the kernel answers).
+  EXPECT_GE(s.value("reads", 0), 1000);
+  EXPECT_LE(s.value("cache_bytes", 1u << 30), 1u << 20);
+  EXPECT_EQ(m->unmount(), 0) << m->log();
+}
+
+TEST_F(Fuse, WithoutUringResultsAreIdentical) {
+  auto with = mount(*dir_ / "data.img");
+  auto without = mount(*dir_ / "data.img", "uring=0");
+  ASSERT_TRUE(with->ok()) << with->error();
+  ASSERT_TRUE(without->ok()) << without->error();
+  std::mt19937_64 rng(9);
+  for (int i = 0; i < 300; ++i) {
+    auto it = files_->begin();
+    std::advance(it, rng() % files_->size());
+    const uint64_t off = rng() % (it->second.size() + 1);
+    const size_t len = rng() % 300000;
+    const Bytes a = pread_bytes(with->dir() + it->first, off, len);
+    ASSERT_EQ(a, pread_bytes(without->dir() + it->first, off, len)) << it->first << " at " << off;
+    ASSERT_EQ(a, expected(it->first, off, len));
+  }
+  EXPECT_EQ(stats(without->dir()).value("fetcher", ""), "pread");
+  EXPECT_EQ(stats(without->dir()).value("uring_submits", 1), 0);
+  EXPECT_EQ(with->unmount(), 0) << with->log();
+  EXPECT_EQ(without->unmount(), 0) << without->log();
+}
+
+TEST_F(Fuse, StatisticsXattrIsReadableAndNotListed) {
+  auto m = mount(*dir_ / "data.img");
+  ASSERT_TRUE(m->ok()) << m->error();
+  const Bytes whole = pread_bytes(m->dir() + "/text", 0, 6 << 20);
+  ASSERT_EQ(whole, files_->at("/text"));
+  const nlohmann::json s = stats(m->dir());
+  ASSERT_TRUE(s.is_object());
+  for (const char* key : {"reads", "bytes_served", "cache_hits", "cache_misses", "pages_decoded_cpu",
+                          "pages_decoded_gpu", "decode_ns", "fetch_ops", "coalesced_reads", "uring_submits"})
+    EXPECT_TRUE(s.contains(key)) << key;
+  EXPECT_GE(s.value("bytes_served", 0u), whole.size());
+  EXPECT_GT(s.value("pages_decoded_cpu", 0), 0);
+  char names[1024];
+  const ssize_t n = listxattr(m->dir().c_str(), names, sizeof names);
+  EXPECT_EQ(std::string(names, size_t(std::max<ssize_t>(n, 0))).find("gdfs.stats"), std::string::npos);
+  // The gdfs-inspect view of the same counters.
+  CliResult r = run_inspect({"counters", m->dir()});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("cache hits"), std::string::npos) << r.out;
+  EXPECT_EQ(m->unmount(), 0) << m->log();
+}
+
+TEST_F(Fuse, SparseFileSeeksAndReadsZeros) {
+  auto m = mount(*dir_ / "data.img");
+  ASSERT_TRUE(m->ok()) << m->error();
+  const int fd = open((m->dir() + "/sparse").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(lseek(fd, 0, SEEK_DATA), 3 << 20);
+  EXPECT_EQ(lseek(fd, 0, SEEK_HOLE), 0);
+  EXPECT_EQ(lseek(fd, (3 << 20) + 5, SEEK_HOLE), (3 << 20) + 65536);
+  struct stat st {};
+  ASSERT_EQ(fstat(fd, &st), 0);
+  EXPECT_LT(st.st_blocks * 512, st.st_size / 2);
+  close(fd);
+  EXPECT_EQ(pread_bytes(m->dir() + "/sparse", 0, 5 << 20), expected("/sparse", 0, 5 << 20));
+  EXPECT_EQ(m->unmount(), 0) << m->log();
+}
+
+TEST_F(Fuse, WritesAreRefusedReadOnly) {
+  auto m = mount(*dir_ / "data.img");
+  ASSERT_TRUE(m->ok()) << m->error();
+  EXPECT_EQ(open((m->dir() + "/text").c_str(), O_WRONLY), -1);
+  EXPECT_EQ(errno, EROFS);
+  EXPECT_EQ(mkdir((m->dir() + "/new").c_str(), 0755), -1);
+  EXPECT_EQ(errno, EROFS);
+  EXPECT_EQ(unlink((m->dir() + "/text").c_str()), -1);
+  EXPECT_EQ(errno, EROFS);
+  EXPECT_EQ(open((m->dir() + "/nope").c_str(), O_RDONLY), -1);
+  EXPECT_EQ(errno, ENOENT);
+  EXPECT_EQ(m->unmount(), 0) << m->log();
+}
+
+TEST_F(Fuse, CorruptPageGivesEioAndTheRestStillServes) {
+  // Damage one byte in the middle of page 1 of /text. Page data is outside the metadata checksum, so
+  // the image mounts; the page's own checksums catch it.
+  Bytes img = read_bytes(*dir_ / "data.img");
+  uint64_t at = 0;
+  {
+    auto image = Image::open(*dir_ / "data.img");
+    const PageRef ref = image->page_ref(image->resolve("/text"), 1);
+    const format::PageEntry& e = image->pages()[ref.entry];
+    at = e.offset + e.csize / 2;
+  }
+  img[at] ^= 0x20;
+  write_bytes(*dir_ / "bad.img", img);
+  auto m = mount(*dir_ / "bad.img");
+  ASSERT_TRUE(m->ok()) << m->error();
+  int err = 0;
+  pread_bytes(m->dir() + "/text", 65536 + 10, 100, &err);
+  EXPECT_EQ(err, EIO);
+  // A read spanning the bad page fails, or (the kernel retries page by page) stops short before it:
+  // either way no byte of the bad page, and no wrong byte, reaches the reader.
+  const Bytes spanning = pread_bytes(m->dir() + "/text", 0, 2 << 20, &err);
+  if (err == 0) {
+    EXPECT_LE(spanning.size(), 65536u);
+    EXPECT_EQ(spanning, expected("/text", 0, spanning.size()));
+  } else {
+    EXPECT_EQ(err, EIO);
+  }
+  EXPECT_EQ(pread_bytes(m->dir() + "/text", 0, 1000), expected("/text", 0, 1000));  // page 0 is fine
+  for (const auto& [name, bytes] : *files_) {
+    if (name != "/text") EXPECT_EQ(pread_bytes(m->dir() + name, 0, bytes.size() + 1), bytes) << name;
+  }
+  EXPECT_TRUE(m->alive());
+  const std::string log = m->log();
+  EXPECT_NE(log.find("bad.img: inode"), std::string::npos) << log;
+  EXPECT_NE(log.find("(page 1)"), std::string::npos) << log;
+  EXPECT_NE(log.find("[path /text]"), std::string::npos) << log;
+  EXPECT_GE(stats(m->dir()).value("read_errors", 0), 2);
+  EXPECT_EQ(m->unmount(), 0) << log;
+}
+
+TEST_F(Fuse, BadImagesAreRefusedBeforeMounting) {
+  Bytes img = read_bytes(*dir_ / "data.img");
+  write_bytes(*dir_ / "truncated.img", Bytes(img.begin(), img.begin() + img.size() / 2));
+  Bytes meta = img;
+  meta[meta.size() - 100] ^= 1;  // inside the metadata: its checksum fails
+  write_bytes(*dir_ / "meta.img", meta);
+  write_bytes(*dir_ / "garbage.img", Bytes(10000, 0x5a));
+  for (const std::string name : {"missing.img", "truncated.img", "meta.img", "garbage.img"}) {
+    const std::string mnt = mount_point();
+    std::string out;
+    EXPECT_EQ(run_command({gdfs_binary(), "-f", *dir_ / name, mnt}, &out), 1) << name;
+    EXPECT_NE(out.find(name), std::string::npos) << out;
+    EXPECT_FALSE(is_gdfs_mount(mnt)) << name;
+  }
+  std::string out;
+  EXPECT_EQ(run_command({gdfs_binary(), "-f", *dir_ / "data.img", *dir_ / "no-such-dir"}, &out), 1) << out;
+  EXPECT_EQ(run_command({gdfs_binary(), "-o", "cache_size=lots", *dir_ / "data.img", mount_point()}, &out),
+            1);
+  EXPECT_NE(out.find("cache_size"), std::string::npos) << out;
+}
+
+TEST_F(Fuse, DaemonizesAndLeavesNoProcessAfterUnmount) {
+  const std::string mnt = mount_point();
+  std::string out;
+  ASSERT_EQ(run_command({gdfs_binary(), *dir_ / "data.img", mnt}, &out), 0) << out;
+  ASSERT_TRUE(is_gdfs_mount(mnt));
+  const std::vector<pid_t> pids = find_processes({gdfs_binary(), mnt});
+  ASSERT_EQ(pids.size(), 1u);
+  EXPECT_EQ(pread_bytes(mnt + "/small/f3", 0, 4096), files_->at("/small/f3"));
+  ASSERT_EQ(run_command({"fusermount3", "-u", mnt}), 0);
+  for (int i = 0; i < 500 && kill(pids[0], 0) == 0 && !find_processes({gdfs_binary(), mnt}).empty(); ++i)
+    usleep(20000);
+  EXPECT_TRUE(find_processes({gdfs_binary(), mnt}).empty()) << "daemon still running after unmount";
+  EXPECT_FALSE(is_gdfs_mount(mnt));
+}
+
+TEST_F(Fuse, SigtermAndSigintUnmountCleanly) {
+  for (int sig : {SIGTERM, SIGINT}) {
+    auto m = mount(*dir_ / "data.img");
+    ASSERT_TRUE(m->ok()) << m->error();
+    EXPECT_EQ(pread_bytes(m->dir() + "/random", 0, 100), expected("/random", 0, 100));
+    ASSERT_EQ(kill(m->pid(), sig), 0);
+    EXPECT_EQ(m->wait_exit(), 0) << m->log();
+    EXPECT_FALSE(is_gdfs_mount(m->dir()));
+  }
+}
+
+TEST_F(Fuse, MountHelperMountsLikeMountDashT) {
+  // fuse3's mount.fuse3, run under the name mount.fuse.gdfs, is what `mount -t fuse.gdfs` and fstab
+  // lines use: it runs `gdfs IMAGE DIR -o OPTIONS` from PATH.
+  const std::string helper = "/sbin/mount.fuse3";
+  if (access(helper.c_str(), X_OK) != 0) GTEST_SKIP() << helper << " not installed";
+  const std::string bin = *dir_ / "bin";
+  fs::create_directories(bin);
+  fs::create_symlink(helper, bin + "/mount.fuse.gdfs");
+  fs::create_symlink(gdfs_binary(), bin + "/gdfs");
+  const std::string mnt = mount_point();
+  const std::string path = "PATH=" + bin + ":/usr/sbin:/usr/bin:/sbin:/bin";
+  std::string out;
+  ASSERT_EQ(run_command({"env", path, bin + "/mount.fuse.gdfs", *dir_ / "data.img", mnt, "-o",
+                         "ro,nodev,cache_size=8M"},
+                        &out),
+            0)
+      << out;
+  ASSERT_TRUE(is_gdfs_mount(mnt));
+  EXPECT_EQ(pread_bytes(mnt + "/mixed", 0, 3 << 20), files_->at("/mixed"));
+  EXPECT_EQ(stats(mnt).value("cache_capacity", 0), 8 << 20);
+  EXPECT_EQ(run_command({"fusermount3", "-u", mnt}), 0);
+  EXPECT_FALSE(is_gdfs_mount(mnt));
+}
+
+}  // namespace
+}  // namespace gdfs::test

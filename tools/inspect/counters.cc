@@ -1,0 +1,81 @@
+// gdfs-inspect counters MOUNTPOINT: the live counters of a mounted gdfs, read from the root directory's
+// user.gdfs.stats xattr (the daemon answers it; it is not listed by listxattr).
+#include <sys/xattr.h>
+
+#include <cerrno>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+
+namespace gdfs::inspect {
+namespace {
+
+std::string read_stats_xattr(const std::string& mnt) {
+  std::vector<char> buf(4096);
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    const ssize_t n = getxattr(mnt.c_str(), "user.gdfs.stats", buf.data(), buf.size());
+    if (n >= 0) return std::string(buf.data(), static_cast<size_t>(n));
+    if (errno != ERANGE) break;
+    buf.resize(buf.size() * 4);  // grew between the calls: try a larger buffer
+  }
+  const int e = errno;
+  if (e == ENODATA || e == ENOTSUP)
+    throw std::runtime_error(mnt + ": not the root of a mounted gdfs (no user.gdfs.stats)");
+  throw std::runtime_error(mnt + ": " + std::strerror(e));
+}
+
+}  // namespace
+
+int counters(const Options& o, std::ostream& out) {
+  const std::string raw = read_stats_xattr(o.dir);
+  if (o.json) {
+    out << raw << "\n";
+    return 0;
+  }
+  const nlohmann::json j = nlohmann::json::parse(raw);
+  auto u = [&](const char* k) { return j.value(k, uint64_t{0}); };
+  const uint64_t lookups = u("cache_hits") + u("cache_misses") + u("inflight_joins");
+  const uint64_t decoded = u("pages_decoded_cpu") + u("pages_decoded_gpu");
+  auto pct = [](uint64_t a, uint64_t b) { return b ? 100.0 * double(a) / double(b) : 0.0; };
+  char line[160];
+  auto row = [&](const char* name, uint64_t v, const std::string& note = "") {
+    std::snprintf(line, sizeof line, "%-22s %16llu%s%s\n", name, static_cast<unsigned long long>(v),
+                  note.empty() ? "" : "  ", note.c_str());
+    out << line;
+  };
+  auto share = [&](uint64_t a, uint64_t b, const char* of) {
+    char s[64];
+    std::snprintf(s, sizeof s, "(%.1f%% of %s)", pct(a, b), of);
+    return std::string(s);
+  };
+  out << "decoder " << j.value("decoder", "?") << ", fetcher " << j.value("fetcher", "?") << ", "
+      << j.value("threads", 0) << " decode threads\n";
+  row("reads", u("reads"));
+  row("bytes served", u("bytes_served"));
+  row("read errors (EIO)", u("read_errors"));
+  row("cache hits", u("cache_hits"), share(u("cache_hits"), lookups, "page lookups"));
+  row("cache misses", u("cache_misses"), share(u("cache_misses"), lookups, "page lookups"));
+  row("in-flight joins", u("inflight_joins"));
+  row("readahead pages", u("readahead_pages"));
+  row("pages decoded on CPU", u("pages_decoded_cpu"));
+  row("pages decoded on GPU", u("pages_decoded_gpu"));
+  char rate[64];
+  std::snprintf(rate, sizeof rate, "(%.1f us per page)",
+                decoded ? double(u("decode_ns")) / 1e3 / double(decoded) : 0.0);
+  row("decode time ns", u("decode_ns"), rate);
+  row("fetch operations", u("fetch_ops"));
+  row("fetched bytes", u("fetch_bytes"));
+  row("coalesced reads", u("coalesced_reads"), share(u("coalesced_reads"), u("fetch_ops"), "fetches"));
+  row("io_uring submissions", u("uring_submits"));
+  row("bad pages", u("bad_pages"));
+  row("cache bytes", u("cache_bytes"), share(u("cache_bytes"), u("cache_capacity"), "capacity"));
+  row("cache pages", u("cache_pages"));
+  return 0;
+}
+
+}  // namespace gdfs::inspect
