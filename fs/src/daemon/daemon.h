@@ -33,6 +33,11 @@ class Daemon {
 
   const Image& image() const { return *image_; }
   ReadEngine& engine() { return *engine_; }
+  ReadStateTable& read_states() { return read_states_; }
+  // Set at init from the kernel's capabilities: open/opendir answer ENOSYS, after which the kernel
+  // sends neither again (and caches file pages and listings as if keep_cache were set).
+  bool zero_message_open = false;
+  bool zero_message_opendir = false;
   Stats& stats() { return stats_; }
   std::string stats_json() const;
   double timeout() const { return 86400.0; }  // the image never changes: let the kernel cache
@@ -46,6 +51,7 @@ class Daemon {
   std::unique_ptr<Fetcher> fetcher_;
   std::unique_ptr<DecodeBackend> decoder_;
   std::unique_ptr<ReadEngine> engine_;
+  ReadStateTable read_states_;
 };
 
 // The low-level operations; fuse_req_userdata() of every request is the Daemon.

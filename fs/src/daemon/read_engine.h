@@ -2,6 +2,7 @@
 // flight, and misses -> one coalesced fetch -> one decode batch -> the cache -> slices of decoded pages
 // that a reply can send without copying them. Sequential readers get readahead.
 #pragma once
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -22,15 +23,38 @@
 namespace gdfs::daemon {
 
 struct EngineOptions {
-  uint64_t readahead_bytes = 4 << 20;  // how far ahead of a sequential reader pages are prepared
-  uint32_t max_gap = 4096;             // coalesce two stored pages when at most this many bytes apart
-  uint32_t max_fetch = 4 << 20;        // but never into one read larger than this
+  uint64_t readahead_bytes = 4 << 20;    // how far ahead of a sequential reader pages are prepared
+  uint32_t max_gap = 4096;               // coalesce two stored pages when at most this many bytes apart
+  uint32_t max_fetch = 4 << 20;          // but never into one read larger than this
+  uint32_t image_readahead = 256 << 10;  // after each fetch, hint the kernel to read this much further
 };
 
 // Per open file: where the last read ended and how far readahead has been scheduled.
 struct ReadState {
   std::atomic<uint64_t> next_offset{0};
   std::atomic<uint64_t> ahead_until{0};  // first logical page not yet scheduled for readahead
+};
+
+// ReadStates by inode. The kernel may send no open at all (zero-message opens, which save two round
+// trips per file), so sequential tracking cannot hang off a file handle. A direct-mapped table: two files
+// that share a slot only restart each other's readahead; nothing is ever wrong.
+class ReadStateTable {
+ public:
+  ReadState& get(uint32_t ino) {
+    Slot& s = slots_[ino % slots_.size()];
+    if (s.ino.exchange(ino, std::memory_order_relaxed) != ino) {
+      s.state.next_offset.store(0, std::memory_order_relaxed);
+      s.state.ahead_until.store(0, std::memory_order_relaxed);
+    }
+    return s.state;
+  }
+
+ private:
+  struct Slot {
+    std::atomic<uint32_t> ino{0};
+    ReadState state;
+  };
+  std::array<Slot, 4096> slots_;
 };
 
 // A piece of a reply: `len` bytes at `data`, kept alive by `page` (null for holes: static zeros).
@@ -59,6 +83,15 @@ class ReadEngine {
   // Resolves every want: cache hit, wait for the request loading it, or load it here. With `ahead`
   // (readahead) pages cached or in flight are skipped, never waited for.
   void resolve(uint32_t ino, std::span<Want> wants, bool ahead);
+  struct FetchPlan {
+    std::vector<FetchRange> ranges;                  // coalesced reads (dst set by load)
+    std::vector<uint64_t> base;                      // each range's offset in the staging area
+    std::vector<uint32_t> pages;                     // pages each range covers
+    std::vector<std::pair<size_t, uint64_t>> where;  // per claim: (range, offset in staging)
+    uint64_t staging_size = 0;
+  };
+  FetchPlan plan_fetch(std::span<Want*> claimed) const;
+  void hint_following(const FetchPlan& plan) const;
   // Fetches and decodes claimed pages (sorted by stored offset in place) and completes their claims.
   void load(std::span<Want*> claimed);
   void maybe_readahead(uint32_t ino, uint64_t offset, uint64_t end, ReadState& state);
