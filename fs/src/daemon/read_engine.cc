@@ -47,7 +47,7 @@ int ReadEngine::read(uint32_t ino, uint64_t offset, size_t len, std::vector<Slic
     refs.push_back(image_.page_ref(ino, i));
     if (refs.back().kind != PageRef::kHole) wants.push_back(Want{refs.back().entry, i, {}});
   }
-  resolve(ino, wants, false);
+  resolve(wants, false);
 
   bool bad = false;
   for (const Want& w : wants) {
@@ -85,8 +85,7 @@ int ReadEngine::read(uint32_t ino, uint64_t offset, size_t len, std::vector<Slic
   return 0;
 }
 
-void ReadEngine::resolve(uint32_t ino, std::span<Want> wants, bool ahead) {
-  (void)ino;
+void ReadEngine::resolve(std::span<Want> wants, bool ahead) {
   std::vector<Want*> claimed;
   std::vector<std::pair<Want*, std::shared_future<PageResult>>> pending;
   for (Want& w : wants) {
@@ -236,7 +235,7 @@ void ReadEngine::maybe_readahead(uint32_t ino, uint64_t offset, uint64_t end, Re
         PageRef ref = image_.page_ref(ino, i);
         if (ref.kind != PageRef::kHole) wants.push_back(Want{ref.entry, i, {}});
       }
-      resolve(ino, wants, true);
+      resolve(wants, true);
     } catch (...) {
       // Readahead is an optimisation: a failure here shows up, and is reported, when the page is read.
     }

@@ -82,7 +82,7 @@ class ReadEngine {
   };
   // Resolves every want: cache hit, wait for the request loading it, or load it here. With `ahead`
   // (readahead) pages cached or in flight are skipped, never waited for.
-  void resolve(uint32_t ino, std::span<Want> wants, bool ahead);
+  void resolve(std::span<Want> wants, bool ahead);
   struct FetchPlan {
     std::vector<FetchRange> ranges;                  // coalesced reads (dst set by load)
     std::vector<uint64_t> base;                      // each range's offset in the staging area
