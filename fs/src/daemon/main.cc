@@ -2,7 +2,6 @@
 // are reported, with exit status 1, before anything is mounted.
 #include <sys/stat.h>
 
-#include <algorithm>
 #include <climits>
 #include <csignal>
 
@@ -53,7 +52,7 @@ int serve(Daemon& daemon, Args& a) {
         fuse_loop_config* cfg = fuse_loop_cfg_create();
         fuse_loop_cfg_set_clone_fd(cfg, a.cmd.clone_fd);
         fuse_loop_cfg_set_idle_threads(cfg, a.cmd.max_idle_threads == UINT_MAX ? 16 : a.cmd.max_idle_threads);
-        fuse_loop_cfg_set_max_threads(cfg, std::max(64u, a.cmd.max_threads));
+        fuse_loop_cfg_set_max_threads(cfg, a.cmd.max_threads);  // -o max_threads= (libfuse's default: 10)
         rc = fuse_session_loop_mt(se, cfg);
         fuse_loop_cfg_destroy(cfg);
       }
