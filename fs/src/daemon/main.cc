@@ -82,6 +82,7 @@ int gdfs_main(int argc, char** argv) {
   }
   if (a.cmd.show_version) {
     std::printf("gdfs image format %u.%u\n", format::kMajor, format::kMinor);
+    std::fflush(stdout);  // libfuse prints its versions through its own path
     fuse_lowlevel_version();
     return 0;
   }
