@@ -1,6 +1,7 @@
 #include "daemon/page_cache.h"
 
 #include <algorithm>
+#include <new>
 
 namespace gdfs::daemon {
 
@@ -42,7 +43,12 @@ void PageCache::complete(uint64_t key, PageResult result) {
     promise = std::move(it->second.promise);
     s.loading.erase(it);
     // Published before the waiters wake, so a request arriving now hits instead of reloading.
-    if (result.status == PageStatus::kOk && result.page) insert_locked(s, key, result.page);
+    // Out of memory for the cache's own bookkeeping only costs the caching; the waiters must still
+    // get their page, or they would wait forever.
+    try {
+      if (result.status == PageStatus::kOk && result.page) insert_locked(s, key, result.page);
+    } catch (const std::bad_alloc&) {
+    }
   }
   promise.set_value(std::move(result));
 }
@@ -50,8 +56,15 @@ void PageCache::complete(uint64_t key, PageResult result) {
 void PageCache::insert_locked(Shard& s, uint64_t key, PagePtr page) {
   const uint64_t size = page->size;
   if (size > shard_capacity_) return;  // a cache too small to hold it: serve it uncached
+  // The list node first: if the map insert then throws (out of memory), undo it, so the list and the
+  // map always name the same pages.
   s.lru.push_front(key);
-  s.map.emplace(key, Entry{std::move(page), s.lru.begin()});
+  try {
+    s.map.emplace(key, Entry{std::move(page), s.lru.begin()});
+  } catch (...) {
+    s.lru.pop_front();
+    throw;
+  }
   s.bytes += size;
   while (s.bytes > shard_capacity_) {
     auto victim = s.map.find(s.lru.back());

@@ -39,7 +39,12 @@ void ThreadPool::work() {
       task = std::move(queue_.front());
       queue_.pop_front();
     }
-    task();
+    // Tasks handle their own failures (readahead, decode helpers); an escaped exception must not
+    // take the whole daemon down with std::terminate.
+    try {
+      task();
+    } catch (...) {
+    }
   }
 }
 
