@@ -30,10 +30,12 @@ struct CodecRule {
 // The codec of the file at `rel` (relative path): the last matching rule, else `fallback`.
 CodecChoice codec_for(const std::vector<CodecRule>& rules, const std::string& rel, CodecChoice fallback);
 
-// The bitpack params mkfs tries on a page, in order; ties go to the earlier one. Outlier mode and
+// The bitpack params mkfs tries first on a page, in order; ties go to the earlier one. Outlier mode and
 // 32-sample blocks throughout (the AVX-512 decoder's fast path); strides 1 and 2 for mono and stereo.
 const std::vector<bitpack::Params>& bitpack_candidates();
-// The candidate with the smallest encoding of `n` bytes at `in`, and that size (exact, nothing written).
+// The best params for `n` bytes at `in`, and their size (exact, nothing written): the best candidate,
+// then that one with 16-, 64- and 128-sample blocks (kept only when more than 1/32 smaller, since
+// only 32-sample blocks have the AVX-512 fast path), then in plain mode. 7 size passes per page.
 struct BitpackGuess {
   bitpack::Params params;
   size_t size = 0;

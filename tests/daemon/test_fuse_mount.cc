@@ -223,7 +223,8 @@ TEST_F(Fuse, StatisticsXattrIsReadableAndNotListed) {
   const nlohmann::json s = stats(m->dir());
   ASSERT_TRUE(s.is_object());
   for (const char* key : {"reads", "bytes_served", "cache_hits", "cache_misses", "pages_decoded_cpu",
-                          "pages_decoded_gpu", "decode_ns", "fetch_ops", "coalesced_reads", "uring_submits"})
+                          "pages_decoded_gpu", "gpu_batches", "gpu_fallback_pages", "gpu_small_reads",
+                          "decode_ns", "fetch_ops", "coalesced_reads", "uring_submits"})
     EXPECT_TRUE(s.contains(key)) << key;
   EXPECT_GE(s.value("bytes_served", 0u), whole.size());
   EXPECT_GT(s.value("pages_decoded_cpu", 0), 0);
@@ -235,6 +236,34 @@ TEST_F(Fuse, StatisticsXattrIsReadableAndNotListed) {
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("cache hits"), std::string::npos) << r.out;
   EXPECT_EQ(m->unmount(), 0) << m->log();
+}
+
+TEST_F(Fuse, DecoderChoiceFollowsTheGpu) {
+  // auto mounts with or without a usable GPU and names the decoder it took; cpu never tries the GPU.
+  auto m = mount(*dir_ / "data.img", "decoder=auto");
+  ASSERT_TRUE(m->ok()) << m->error();
+  EXPECT_EQ(pread_bytes(m->dir() + "/text", 0, 3 << 20), expected("/text", 0, 3 << 20));
+  const std::string decoder = stats(m->dir()).value("decoder", "");
+  EXPECT_EQ(m->unmount(), 0) << m->log();
+  auto c = mount(*dir_ / "data.img", "decoder=cpu");
+  ASSERT_TRUE(c->ok()) << c->error();
+  EXPECT_EQ(stats(c->dir()).value("decoder", ""), "cpu");
+  EXPECT_EQ(c->log().find("GPU"), std::string::npos) << c->log();
+  EXPECT_EQ(c->unmount(), 0) << c->log();
+  // gpu insists: without a usable GPU it is one line and exit status 1 before anything is mounted.
+  auto g = mount(*dir_ / "data.img", "decoder=gpu");
+  if (decoder == "gpu") {
+    ASSERT_TRUE(g->ok()) << g->error();
+    EXPECT_EQ(stats(g->dir()).value("decoder", ""), "gpu");
+    EXPECT_EQ(g->unmount(), 0) << g->log();
+    return;
+  }
+  EXPECT_EQ(decoder, "cpu");
+  EXPECT_NE(m->log().find("no usable GPU ("), std::string::npos) << m->log();
+  EXPECT_FALSE(g->ok());
+  EXPECT_NE(g->error().find("status 1"), std::string::npos) << g->error();
+  EXPECT_NE(g->log().find("gdfs: -o decoder=gpu: no usable GPU ("), std::string::npos) << g->log();
+  EXPECT_FALSE(is_gdfs_mount(g->dir()));
 }
 
 TEST_F(Fuse, SparseFileSeeksAndReadsZeros) {

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "cli_util.h"
+#include "daemon/batch_device.h"
 #include "daemon/decoder.h"
 #include "daemon/fetcher.h"
 #include "daemon/options.h"
@@ -106,10 +107,11 @@ class Engine : public ::testing::Test {
   }
   static void TearDownTestSuite() { delete dir_; }
 
-  // Everything a daemon builds, over image `path`.
+  // Everything a daemon builds, over image `path`. With `gpu` the GPU backend decodes, over the CPU as
+  // its device; requests under 128 KiB stay on the CPU.
   struct Rig {
     explicit Rig(const std::string& path, uint64_t cache_bytes = 64 << 20, bool uring = true,
-                 uint64_t readahead = 1 << 20) {
+                 uint64_t readahead = 1 << 20, bool gpu = false) {
       image = Image::open(path);
       cache = std::make_unique<PageCache>(cache_bytes);
       pool = std::make_unique<ThreadPool>(2);
@@ -117,9 +119,13 @@ class Engine : public ::testing::Test {
       if (uring) fetcher = make_uring_fetcher(image->fd(), 32, stats, why);
       if (!fetcher) fetcher = make_pread_fetcher(image->fd(), stats);
       decoder = make_cpu_decoder(*pool, stats);
+      GpuDecodeOptions go;
+      go.min_bytes = 128 << 10;
+      if (gpu) gpu_decoder = make_gpu_decoder(make_cpu_batch_device(), *decoder, stats, go);
       EngineOptions eo;
       eo.readahead_bytes = readahead;
-      engine = std::make_unique<ReadEngine>(*image, *cache, *fetcher, *decoder, *pool, stats, eo);
+      engine = std::make_unique<ReadEngine>(*image, *cache, *fetcher, gpu ? *gpu_decoder : *decoder, *pool,
+                                            stats, eo);
     }
     // The engine's answer, flattened.
     int read(const std::string& file, uint64_t off, size_t len, Bytes& out, ReadState* st = nullptr) {
@@ -141,6 +147,7 @@ class Engine : public ::testing::Test {
     std::unique_ptr<ThreadPool> pool;
     std::unique_ptr<Fetcher> fetcher;
     std::unique_ptr<DecodeBackend> decoder;
+    std::unique_ptr<DecodeBackend> gpu_decoder;
     std::unique_ptr<ReadEngine> engine;  // last: destroyed first
   };
   static TempDir* dir_;
@@ -227,6 +234,52 @@ TEST_F(Engine, CorruptPageIsEioAndOthersStillRead) {
   EXPECT_EQ(got, rig.truth("/big", 0, 2 * 65536));
   EXPECT_EQ(rig.read("/noise", 0, 200000, got), 0);
   EXPECT_EQ(Stats::get(rig.stats.read_errors), 2u);
+  EXPECT_GE(Stats::get(rig.stats.bad_pages), 1u);
+}
+
+TEST_F(Engine, GpuBackendReadsMatchTheReader) {
+  Rig rig(*dir_ / "img", 1 << 20, true, 512 << 10, /*gpu=*/true);
+  std::vector<std::thread> threads;
+  std::atomic<int> bad{0};
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937_64 rng(100 + t);
+      ReadState st;
+      for (int i = 0; i < 100; ++i) {
+        const std::string file = std::vector<std::string>{"/big", "/noise", "/s3"}[rng() % 3];
+        // Sequential readers (readahead batches) and random reads of every size.
+        const uint64_t off = (t % 2) ? (i * 131072) % 3000000 : rng() % 3100000;
+        const size_t len = (t % 2) ? 131072 : rng() % (1 << 20);
+        Bytes got;
+        if (rig.read(file, off, len, got, &st) != 0 || got != rig.truth(file, off, len)) ++bad;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  rig.engine.reset();  // readahead finished: the counters are final
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_GT(Stats::get(rig.stats.pages_decoded_gpu), 0u);
+  EXPECT_GT(Stats::get(rig.stats.gpu_batches), 0u);
+  EXPECT_GT(Stats::get(rig.stats.gpu_small_reads), 0u);
+  EXPECT_EQ(Stats::get(rig.stats.gpu_fallback_pages), 0u);
+}
+
+TEST_F(Engine, GpuBackendCorruptPageIsEio) {
+  Bytes img = test::read_bytes(*dir_ / "img");
+  {
+    auto image = Image::open(*dir_ / "img");
+    const format::PageEntry& e = image->pages()[image->page_ref(image->resolve("/big"), 5).entry];
+    img[e.offset + 3] ^= 0xff;
+  }
+  test::write_bytes(*dir_ / "bad-gpu", img);
+  Rig rig(*dir_ / "bad-gpu", 64 << 20, true, 0, /*gpu=*/true);
+  Bytes got;
+  EXPECT_EQ(rig.read("/big", 0, 1 << 20, got), EIO);  // a GPU-sized request spanning the bad page
+  EXPECT_EQ(rig.read("/big", 0, 5 * 65536, got), 0);  // stops just before it
+  EXPECT_EQ(got, rig.truth("/big", 0, 5 * 65536));
+  EXPECT_EQ(rig.read("/big", 6 * 65536, 1 << 20, got), 0);
+  EXPECT_EQ(got, rig.truth("/big", 6 * 65536, 1 << 20));
+  EXPECT_GT(Stats::get(rig.stats.pages_decoded_gpu), 0u);
   EXPECT_GE(Stats::get(rig.stats.bad_pages), 1u);
 }
 

@@ -64,6 +64,9 @@ int counters(const Options& o, std::ostream& out) {
   row("readahead pages", u("readahead_pages"));
   row("pages decoded on CPU", u("pages_decoded_cpu"));
   row("pages decoded on GPU", u("pages_decoded_gpu"));
+  row("GPU batches", u("gpu_batches"));
+  row("GPU fallback pages", u("gpu_fallback_pages"), "(re-decoded on the CPU)");
+  row("GPU small reads", u("gpu_small_reads"), "(kept on the CPU)");
   char rate[64];
   std::snprintf(rate, sizeof rate, "(%.1f us per page)",
                 decoded ? double(u("decode_ns")) / 1e3 / double(decoded) : 0.0);

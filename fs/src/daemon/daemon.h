@@ -43,13 +43,16 @@ class Daemon {
   double timeout() const { return 86400.0; }  // the image never changes: let the kernel cache
 
  private:
+  const DecodeBackend* decoder() const { return gpu_decoder_ ? gpu_decoder_.get() : cpu_decoder_.get(); }
+
   std::unique_ptr<Image> image_;
   DaemonOptions opt_;
   Stats stats_;
   std::unique_ptr<PageCache> cache_;
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<Fetcher> fetcher_;
-  std::unique_ptr<DecodeBackend> decoder_;
+  std::unique_ptr<DecodeBackend> cpu_decoder_;
+  std::unique_ptr<DecodeBackend> gpu_decoder_;  // null: everything decodes on the CPU
   std::unique_ptr<ReadEngine> engine_;
   ReadStateTable read_states_;
 };

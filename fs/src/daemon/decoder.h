@@ -1,6 +1,6 @@
 // Page decoding behind one interface. The read path hands over a batch (every page one FUSE request or
 // one readahead window needs) and gets a status per page. The CPU backend spreads a batch over a thread
-// pool; the GPU batch decoder (kernels/) plugs in behind the same interface.
+// pool; the GPU backend gathers the batches of concurrent requests into device batches.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -37,5 +37,26 @@ class DecodeBackend {
 // always takes part and never waits for a task that has not started, so a pool worker (readahead) may
 // call decode() too without deadlock.
 std::unique_ptr<DecodeBackend> make_cpu_decoder(ThreadPool& pool, Stats& stats);
+
+class BatchDevice;  // batch_device.h
+
+struct GpuDecodeOptions {
+  // Calls that decode fewer bytes than this go straight to the CPU backend: below it a device batch's
+  // fixed costs (copies, launch, the wait for the batch in flight) outweigh its speed. A guess until
+  // measured on a GPU; -o gpu_min_bytes= sets it.
+  uint64_t min_bytes = 256 << 10;
+  // Caps on one device batch: they bound how long a caller waits behind other callers' pages.
+  uint64_t max_batch_bytes = 64 << 20;
+  size_t max_batch_pages = 2048;
+  // Whole-batch device failures in a row after which every call goes to the CPU backend.
+  unsigned max_failures = 3;
+};
+
+// Gathers the jobs of concurrent decode() calls into batches for `device`, checks both checksums of
+// every page, and re-decodes on `cpu` any page the device fails (EIO only when the CPU fails too).
+// Pool workers may call decode(): callers wait only for the dispatcher thread, which waits only for the
+// device. `cpu` and `stats` must outlive it; its destructor waits for the callers inside decode().
+std::unique_ptr<DecodeBackend> make_gpu_decoder(std::unique_ptr<BatchDevice> device, DecodeBackend& cpu,
+                                                Stats& stats, GpuDecodeOptions options = {});
 
 }  // namespace gdfs::daemon

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "daemon/batch_device.h"
 #include "daemon/daemon.h"
 #include "daemon/log.h"
 
@@ -90,8 +91,10 @@ int gdfs_main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s [options] IMAGE MOUNTPOINT (see --help)\n", argv[0]);
     return 1;
   }
-  if (opt.decoder == DecoderChoice::kGpu) {
-    std::fprintf(stderr, "gdfs: -o decoder=gpu: this build has no GPU decoder (use auto or cpu)\n");
+  // Asked before mounting, so that decoder=gpu without a GPU is an error, not a mount on the CPU.
+  std::string why;
+  if (opt.decoder == DecoderChoice::kGpu && !probe_cuda_batch_device(why)) {
+    std::fprintf(stderr, "gdfs: -o decoder=gpu: no usable GPU (%s)\n", why.c_str());
     return 1;
   }
   std::unique_ptr<Image> image;

@@ -17,6 +17,7 @@ struct RawOptions {
   char* cache_size;
   char* threads;
   char* decoder;
+  char* gpu_min_bytes;
   char* readahead;
   char* uring;
   char* queue_depth;
@@ -25,15 +26,19 @@ struct RawOptions {
 
 #define GDFS_OPT(templ, field) \
   { templ, offsetof(RawOptions, field), 0 }
+// One option per line: clang-format would pack them into columns.
+// clang-format off
 const fuse_opt kSpec[] = {
     GDFS_OPT("cache_size=%s", cache_size),
     GDFS_OPT("threads=%s", threads),
     GDFS_OPT("decoder=%s", decoder),
+    GDFS_OPT("gpu_min_bytes=%s", gpu_min_bytes),
     GDFS_OPT("readahead=%s", readahead),
     GDFS_OPT("uring=%s", uring),
     GDFS_OPT("queue_depth=%s", queue_depth),
     FUSE_OPT_END,
 };
+// clang-format on
 #undef GDFS_OPT
 
 // The first non-option argument is the image; the second (the mount point) stays for libfuse.
@@ -63,6 +68,8 @@ bool bad(const char* what, const char* value) {
 bool convert(const RawOptions& raw, DaemonOptions& out) {
   if (raw.cache_size && !parse_size(raw.cache_size, out.cache_size)) return bad("cache_size", raw.cache_size);
   if (raw.threads && !parse_uint(raw.threads, 1, 1024, out.threads)) return bad("threads", raw.threads);
+  if (raw.gpu_min_bytes && !parse_size(raw.gpu_min_bytes, out.gpu_min_bytes))
+    return bad("gpu_min_bytes", raw.gpu_min_bytes);
   if (raw.readahead && !parse_size(raw.readahead, out.readahead)) return bad("readahead", raw.readahead);
   if (raw.queue_depth && !parse_uint(raw.queue_depth, 1, 4096, out.queue_depth))
     return bad("queue_depth", raw.queue_depth);
@@ -91,8 +98,8 @@ bool convert(const RawOptions& raw, DaemonOptions& out) {
 bool parse_options(fuse_args& args, DaemonOptions& out) {
   RawOptions raw{};
   bool ok = fuse_opt_parse(&args, &raw, kSpec, take_image) == 0 && convert(raw, out);
-  for (char* p :
-       {raw.cache_size, raw.threads, raw.decoder, raw.readahead, raw.uring, raw.queue_depth, raw.image})
+  for (char* p : {raw.cache_size, raw.threads, raw.decoder, raw.gpu_min_bytes, raw.readahead, raw.uring,
+                  raw.queue_depth, raw.image})
     std::free(p);
   return ok;
 }
@@ -132,6 +139,7 @@ void print_usage(const char* prog) {
       "    -o cache_size=SIZE     decoded-page cache (K/M/G suffixes; default: 1/8 of RAM, 64M..4G)\n"
       "    -o threads=N           CPU decode threads (default: one per core)\n"
       "    -o decoder=auto|cpu|gpu  page decoder (auto: the GPU when one is usable)\n"
+      "    -o gpu_min_bytes=SIZE  decode smaller requests on the CPU even with a GPU (default 256K)\n"
       "    -o readahead=SIZE      decode this far ahead of sequential readers (default 4M; 0 = off)\n"
       "    -o uring=0|1           read the image with io_uring (default 1; falls back to pread)\n"
       "    -o queue_depth=N       io_uring queue depth per thread (default 128)\n\n",

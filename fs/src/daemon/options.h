@@ -1,5 +1,5 @@
-// gdfs's own mount options (-o cache_size=, threads=, decoder=, readahead=, uring=, queue_depth=) and
-// the image argument. Standard FUSE options (-f, -d, -s, allow_other, ...) are left to libfuse.
+// gdfs's own mount options (-o cache_size=, threads=, decoder=, gpu_min_bytes=, readahead=, uring=,
+// queue_depth=) and the image argument. Standard FUSE options (-f, -d, -s, allow_other, ...) are libfuse's.
 #pragma once
 #include <fuse_opt.h>
 
@@ -15,9 +15,10 @@ struct DaemonOptions {
   uint64_t cache_size = 0;  // bytes of decoded pages; 0 = the default (see default_cache_size)
   unsigned threads = 0;     // CPU decode threads; 0 = one per core
   DecoderChoice decoder = DecoderChoice::kAuto;
-  uint64_t readahead = 4u << 20;  // bytes decoded ahead of a sequential reader; 0 = off
-  bool uring = true;              // false: read the image with pread even where io_uring works
-  unsigned queue_depth = 128;     // io_uring entries per ring
+  uint64_t gpu_min_bytes = 256 << 10;  // decode requests smaller than this stay on the CPU
+  uint64_t readahead = 4u << 20;       // bytes decoded ahead of a sequential reader; 0 = off
+  bool uring = true;                   // false: read the image with pread even where io_uring works
+  unsigned queue_depth = 128;          // io_uring entries per ring
 };
 
 // Takes gdfs's options and the image argument out of `args` (what is left goes to libfuse). Returns

@@ -15,6 +15,9 @@ std::string stats_json(const Stats& s, const StatsContext& ctx) {
   j["readahead_pages"] = Stats::get(s.readahead_pages);
   j["pages_decoded_cpu"] = Stats::get(s.pages_decoded_cpu);
   j["pages_decoded_gpu"] = Stats::get(s.pages_decoded_gpu);
+  j["gpu_batches"] = Stats::get(s.gpu_batches);
+  j["gpu_fallback_pages"] = Stats::get(s.gpu_fallback_pages);
+  j["gpu_small_reads"] = Stats::get(s.gpu_small_reads);
   j["decode_ns"] = Stats::get(s.decode_ns);
   j["fetch_ops"] = Stats::get(s.fetch_ops);
   j["fetch_bytes"] = Stats::get(s.fetch_bytes);

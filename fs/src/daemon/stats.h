@@ -18,9 +18,12 @@ struct Stats {
   Counter inflight_joins{0};   // lookups that waited for another request's fetch of the same page
   Counter readahead_pages{0};  // pages fetched and decoded ahead of the reader
   Counter pages_decoded_cpu{0};
-  Counter pages_decoded_gpu{0};
-  Counter decode_ns{0};  // time spent decoding (summed over threads)
-  Counter fetch_ops{0};  // read operations issued to the image (after coalescing)
+  Counter pages_decoded_gpu{0};   // confirmed by their checksum
+  Counter gpu_batches{0};         // batches run on the device (each gathers the pages of many requests)
+  Counter gpu_fallback_pages{0};  // re-decoded on the CPU after the device failed them
+  Counter gpu_small_reads{0};     // decode requests too small for the device, kept on the CPU
+  Counter decode_ns{0};           // time spent decoding (summed over threads; a device batch counts once)
+  Counter fetch_ops{0};           // read operations issued to the image (after coalescing)
   Counter fetch_bytes{0};
   Counter coalesced_reads{0};  // fetch operations that covered more than one page
   Counter uring_submits{0};    // io_uring_submit calls

@@ -1,0 +1,171 @@
+// Huffman decode tables for the GDeflate warp decoder, built by the warp itself in shared memory.
+//
+// A main table indexed by the next `bits` stream bits resolves every code of at most `bits` bits in
+// one lookup. Longer codes, which are rare by construction (each occurs at most once per 2^bits
+// symbols), are resolved by a canonical-code walk over lengths bits+1..15 instead of subtables: that
+// keeps a warp's tables at about 6 KiB, so many warps fit on one SM.
+//
+// Entries use the CPU decoder's layout (codec/src/decode_table.h): bits 0-4 code length, 5-9 extra-bit
+// count, 10-13 flags, 16-31 value.
+#pragma once
+#include <cstdint>
+
+#include "simt.h"
+
+namespace gdfs::gpu::gdw {
+
+inline constexpr uint32_t kLiteral = 1u << 10;
+inline constexpr uint32_t kEob = 1u << 11;
+inline constexpr uint32_t kLong = 1u << 12;  // main-table miss: walk the longer codes
+inline constexpr uint32_t kBad = 1u << 13;   // no code, or litlen symbol 286/287
+
+inline constexpr unsigned kMaxCodeLen = 15;
+
+GDFS_DEV uint32_t entry_len(uint32_t e) {
+  return e & 31u;
+}
+GDFS_DEV uint32_t entry_extra(uint32_t e) {
+  return (e >> 5) & 31u;
+}
+GDFS_DEV uint32_t entry_value(uint32_t e) {
+  return e >> 16;
+}
+// Value plus the extra bits that follow the code in `bits`.
+GDFS_DEV uint32_t entry_full_value(uint32_t e, uint64_t bits) {
+  const uint32_t extra = static_cast<uint32_t>(bits >> entry_len(e)) & ((1u << entry_extra(e)) - 1u);
+  return entry_value(e) + extra;
+}
+
+enum class Alphabet : uint8_t { kLitlen, kDist, kPrecode };
+
+// What a symbol decodes to (without its code length), computed rather than tabulated so that device
+// code needs no constant tables. Lengths and distances are DEFLATE64's (CLARIFICATIONS.md section 9).
+GDFS_DEV uint32_t symbol_entry(Alphabet a, unsigned s) {
+  if (a == Alphabet::kPrecode) {
+    const unsigned extra = s == 16 ? 2 : s == 17 ? 3 : s == 18 ? 7 : 0;
+    return (s << 16) | (extra << 5);
+  }
+  if (a == Alphabet::kDist) {
+    if (s < 4) return (s + 1) << 16;
+    const unsigned extra = (s >> 1) - 1;
+    return ((((2u + (s & 1u)) << extra) + 1u) << 16) | (extra << 5);
+  }
+  if (s < 256) return (s << 16) | kLiteral;
+  if (s == 256) return kEob;
+  if (s >= 286) return kBad;
+  const unsigned c = s - 257;
+  if (c == 28) return (3u << 16) | (16u << 5);  // DEFLATE64: 16 extra bits, base 3
+  if (c < 8) return (3u + c) << 16;
+  const unsigned extra = (c >> 2) - 1;
+  return ((((4u + (c & 3u)) << extra) + 3u) << 16) | (extra << 5);
+}
+
+// The canonical code, for the lengths the main table does not cover.
+struct Canon {
+  uint16_t count[16];   // codes of each length
+  uint16_t first[16];   // first canonical code of each length
+  uint16_t offset[16];  // index in `sorted` of the first symbol of each length
+};
+
+struct Table {
+  uint32_t* main;  // 1 << bits entries
+  Canon* canon;
+  uint16_t* sorted;  // symbols ordered by (code length, symbol)
+  unsigned bits;
+  Alphabet alphabet;
+};
+
+// Code lengths 1..max_len: lane L ends up holding the number of symbols of length L.
+GDFS_DEV uint32_t count_lengths(const uint8_t* lens, unsigned n, unsigned max_len) {
+  const unsigned lane = simt::lane_id();
+  uint32_t count = 0;
+  for (unsigned base = 0; base < n; base += 32) {
+    const unsigned v = base + lane < n ? lens[base + lane] : 0;
+    for (unsigned len = 1; len <= max_len; ++len) {
+      const uint32_t m = simt::ballot(v == len);
+      if (lane == len) count += simt::popc(m);
+    }
+  }
+  return count;
+}
+
+// Symbols of each length in symbol order, into t.sorted (needs t.canon->offset).
+GDFS_DEV void sort_symbols(const uint8_t* lens, unsigned n, unsigned max_len, const Table& t) {
+  const unsigned lane = simt::lane_id();
+  uint32_t placed = 0;  // lane L: symbols of length L placed so far
+  for (unsigned base = 0; base < n; base += 32) {
+    const unsigned s = base + lane;
+    const unsigned v = s < n ? lens[s] : 0;
+    uint32_t slot = 0;
+    for (unsigned len = 1; len <= max_len; ++len) {
+      const uint32_t m = simt::ballot(v == len);
+      const uint32_t before = simt::shfl(placed, len);
+      if (v == len) slot = t.canon->offset[len] + before + simt::popc(m & simt::lanes_below());
+      if (lane == len) placed += simt::popc(m);
+    }
+    if (v) t.sorted[slot] = static_cast<uint16_t>(s);
+  }
+}
+
+// Builds table `t` from lens[0..n) (symbols >= n have no code). Returns false, on every lane, for the
+// lengths the CPU decoder refuses: an over-subscribed code, or an incomplete one other than no codes at
+// all or a single code of length 1.
+GDFS_DEV bool build_table(const uint8_t* lens, unsigned n, unsigned max_len, const Table& t) {
+  const unsigned lane = simt::lane_id();
+  const uint32_t my_count = count_lengths(lens, n, max_len);
+  int left = 1;
+  uint32_t used = 0, code = 0, offset = 0, prev = 0;
+  for (unsigned len = 1; len <= kMaxCodeLen; ++len) {
+    const uint32_t c = len <= max_len ? simt::shfl(my_count, len) : 0;
+    left = 2 * left - static_cast<int>(c);
+    if (left < 0) return false;  // uniform: every lane computes the same
+    used += c;
+    code = (code + prev) << 1;
+    if (lane == len) {
+      t.canon->count[len] = static_cast<uint16_t>(c);
+      t.canon->first[len] = static_cast<uint16_t>(code);
+      t.canon->offset[len] = static_cast<uint16_t>(offset);
+    }
+    offset += c;
+    prev = c;
+  }
+  const uint32_t count1 = simt::shfl(my_count, 1);
+  if (left != 0 && !(used == 0 || (used == 1 && count1 == 1))) return false;
+  simt::syncwarp();
+  sort_symbols(lens, n, max_len, t);
+  simt::syncwarp();
+
+  const unsigned size = 1u << t.bits;
+  const unsigned short_max = t.bits < max_len ? t.bits : max_len;
+  for (unsigned i = lane; i < size; i += 32) {
+    const uint32_t rev = simt::brev(i) >> (32 - t.bits);  // the next `bits` stream bits, code order
+    uint32_t e = kLong;  // longer code, or a code word no symbol uses: decode_long sorts it out
+    for (unsigned len = 1; len <= short_max; ++len) {
+      const uint32_t d = (rev >> (t.bits - len)) - t.canon->first[len];
+      if (d < t.canon->count[len]) {
+        e = symbol_entry(t.alphabet, t.sorted[t.canon->offset[len] + d]) | len;
+        break;
+      }
+    }
+    t.main[i] = e;
+  }
+  simt::syncwarp();
+  return true;
+}
+
+// A code longer than the main table: walk the canonical code (per lane, no collectives).
+GDFS_DEV uint32_t decode_long(const Table& t, uint64_t bits) {
+  const uint32_t rev = simt::brev(static_cast<uint32_t>(bits) & 0x7fffu) >> 17;  // 15 bits, code order
+  for (unsigned len = t.bits + 1; len <= kMaxCodeLen; ++len) {
+    const uint32_t d = (rev >> (kMaxCodeLen - len)) - t.canon->first[len];
+    if (d < t.canon->count[len]) return symbol_entry(t.alphabet, t.sorted[t.canon->offset[len] + d]) | len;
+  }
+  return kBad;
+}
+
+GDFS_DEV uint32_t lookup(const Table& t, uint64_t bits) {
+  const uint32_t e = t.main[static_cast<uint32_t>(bits) & ((1u << t.bits) - 1u)];
+  return (e & kLong) ? decode_long(t, bits) : e;
+}
+
+}  // namespace gdfs::gpu::gdw

@@ -1,0 +1,380 @@
+// GDeflate page decoding by one warp: lane i decodes sub-stream i.
+//
+// The rules are those of ../shared/spec/CLARIFICATIONS.md, and the result (bytes and status) equals the
+// CPU decoder's (codec/src/decoder.cc) on every input, valid or not. How the warp does it:
+// - Each lane keeps its own 64-bit bit buffer. After every step the lanes that hold fewer than 32 bits
+//   take the next input words in lane order: a ballot and a popcount give each its word index.
+// - A data round decodes one symbol per lane, speculatively; a ballot finds the end-of-block lane,
+//   after which only lanes owing a distance take part. An inclusive warp sum of the output lengths
+//   places literals and reserves match ranges in lane order.
+// - Literals are stored at once. Matches are deferred: a length reserves its range and goes to a
+//   list in shared memory, its distance fills the entry one round later, and the list is resolved
+//   when it fills and at the end of the page. Resolution copies, in one step, every match whose
+//   source lies below the first unresolved destination, so independent matches copy in parallel and
+//   long ones use all 32 lanes.
+// - Errors are found per lane and the first in lane order wins, which is what the CPU's sequential
+//   walk reports.
+#pragma once
+#include <cstdint>
+
+#include "gdeflate_tables.h"
+#include "gdfs/gpu_page.h"
+#include "simt.h"
+
+namespace gdfs::gpu {
+namespace gdw {
+
+inline constexpr unsigned kLitBits = 10;
+inline constexpr unsigned kDistBits = 8;
+inline constexpr unsigned kPrecodeBits = 7;
+inline constexpr unsigned kMaxMatches = 256;
+inline constexpr uint32_t kWarpCopyMin = 32;  // shorter matches are copied by their own lane
+
+}  // namespace gdw
+
+// Per-warp shared memory of the GDeflate decoder.
+struct GdeflateSmem {
+  uint32_t lit[1u << gdw::kLitBits];
+  uint32_t dist[1u << gdw::kDistBits];
+  uint32_t pre[1u << gdw::kPrecodeBits];
+  uint32_t match_pos_len[gdw::kMaxMatches];  // pos | (len - 1) << 16
+  uint16_t match_dist[gdw::kMaxMatches];
+  uint16_t lit_sorted[288];
+  uint16_t dist_sorted[32];
+  uint16_t pre_sorted[19];
+  gdw::Canon lit_canon, dist_canon, pre_canon;
+  uint8_t lens[288 + 32];
+};
+
+namespace gdw {
+
+// This lane's sub-stream.
+struct LaneBits {
+  uint64_t buf;
+  uint32_t cnt;  // valid bits in buf; >= 32 at the start of every step
+  bool overrun;  // asked for a word past the end (zeros were supplied)
+};
+
+// The input words and the next one to hand out (the same on every lane).
+struct Words {
+  const uint8_t* in;
+  uint32_t nwords;
+  uint32_t next;
+  bool aligned;
+};
+
+GDFS_DEV uint32_t load_word(const Words& w, uint32_t idx) {
+#if defined(__CUDACC__)
+  if (w.aligned) return reinterpret_cast<const uint32_t*>(w.in)[idx];
+#endif
+  const uint8_t* p = w.in + 4 * size_t{idx};
+  return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
+}
+
+GDFS_DEV void consume(LaneBits& b, uint32_t n) {
+  b.buf >>= n;
+  b.cnt -= n;
+}
+
+// Every lane that now holds fewer than 32 bits takes the next word, in lane order (section 2).
+GDFS_DEV void refill(LaneBits& b, Words& w) {
+  const bool need = b.cnt < 32;
+  const uint32_t m = simt::ballot(need);
+  if (need) {
+    const uint32_t idx = w.next + simt::popc(m & simt::lanes_below());
+    uint64_t word = 0;
+    if (idx < w.nwords) {
+      word = load_word(w, idx);
+    } else {
+      b.overrun = true;
+    }
+    b.buf |= word << b.cnt;
+    b.cnt += 32;
+  }
+  const uint32_t next = w.next + simt::popc(m);
+  w.next = next < w.nwords ? next : w.nwords;
+}
+
+GDFS_DEV bool any_overrun(const LaneBits& b) {
+  return simt::ballot(b.overrun) != 0;
+}
+
+// Copies one match with the whole warp. Byte k of the match is byte (k mod dist) of the `dist` bytes
+// before it, all final already, so the lanes need not wait on each other even when the match overlaps
+// itself.
+GDFS_DEV void copy_match_warp(uint8_t* out, uint32_t pos, uint32_t dist, uint32_t len) {
+  const unsigned lane = simt::lane_id();
+  const uint8_t* src = out + pos - dist;
+  if (dist >= len) {
+    for (uint32_t k = lane; k < len; k += 32) out[pos + k] = src[k];
+    return;
+  }
+  uint32_t r = lane % dist;
+  const uint32_t step = 32 % dist;
+  for (uint32_t k = lane; k < len; k += 32) {
+    out[pos + k] = src[r];
+    r += step;
+    if (r >= dist) r -= dist;
+  }
+}
+
+GDFS_DEV void copy_match_lane(uint8_t* out, uint32_t pos, uint32_t dist, uint32_t len) {
+  for (uint32_t k = 0; k < len; ++k) out[pos + k] = out[pos + k - dist];
+}
+
+// Performs list entries [0, n), whose distances are all known. Called by the whole warp.
+GDFS_DEV void resolve_matches(GdeflateSmem& sm, uint32_t n, uint8_t* out) {
+  const unsigned lane = simt::lane_id();
+  simt::syncwarp();  // literals and list entries of every lane are visible
+  for (uint32_t base = 0; base < n; base += 32) {
+    const uint32_t i = base + lane;
+    bool pending = i < n;
+    uint32_t pos = 0, len = 0, dist = 1;
+    if (pending) {
+      pos = sm.match_pos_len[i] & 0xffffu;
+      len = (sm.match_pos_len[i] >> 16) + 1;
+      dist = sm.match_dist[i];
+    }
+    for (uint32_t m; (m = simt::ballot(pending)) != 0;) {
+      const unsigned first = simt::ffs(m) - 1;
+      const uint32_t first_pos = simt::shfl(pos, first);
+      // Ready: everything it reads lies below every unresolved destination.
+      const uint32_t src_end = pos - dist + (len < dist ? len : dist);
+      const bool ready = pending && (lane == first || src_end <= first_pos);
+      const bool wide = ready && len >= kWarpCopyMin;
+      if (ready && !wide) copy_match_lane(out, pos, dist, len);
+      for (uint32_t w = simt::ballot(wide); w; w &= w - 1) {
+        const unsigned l = simt::ffs(w) - 1;
+        copy_match_warp(out, simt::shfl(pos, l), simt::shfl(dist, l), simt::shfl(len, l));
+      }
+      simt::syncwarp();
+      if (ready) pending = false;
+    }
+  }
+}
+
+struct Decoder {
+  GdeflateSmem& sm;
+  const DevicePage& page;
+  LaneBits bits;
+  Words words;
+  uint32_t opos = 0;    // output bytes placed (uniform)
+  uint32_t nmatch = 0;  // list entries (uniform)
+
+  GDFS_DEV Table lit_table() const {
+    return {sm.lit, &sm.lit_canon, sm.lit_sorted, kLitBits, Alphabet::kLitlen};
+  }
+  GDFS_DEV Table dist_table() const {
+    return {sm.dist, &sm.dist_canon, sm.dist_sorted, kDistBits, Alphabet::kDist};
+  }
+  GDFS_DEV Table pre_table() const {
+    return {sm.pre, &sm.pre_canon, sm.pre_sorted, kPrecodeBits, Alphabet::kPrecode};
+  }
+
+  // `n` bits of lane 0's stream, consumed there (headers are on lane 0, section 3).
+  GDFS_DEV uint32_t lane0_bits(unsigned n) {
+    const uint32_t v = simt::shfl(static_cast<uint32_t>(bits.buf), 0) & ((1u << n) - 1u);
+    if (simt::lane_id() == 0) consume(bits, n);
+    refill(bits, words);
+    return v;
+  }
+
+  GDFS_DEV PageResult stored_block();
+  GDFS_DEV PageResult read_dynamic_tables();
+  GDFS_DEV PageResult read_code_lengths(uint32_t total);
+  GDFS_DEV bool build_fixed_tables();
+  GDFS_DEV PageResult huffman_block();
+  GDFS_DEV PageResult run();
+};
+
+// Stored block: a 16-bit LEN on lane 0, then byte k on lane k mod 32 (section 4).
+GDFS_DEV PageResult Decoder::stored_block() {
+  const unsigned lane = simt::lane_id();
+  const uint32_t len = lane0_bits(16);
+  if (len > page.out_size - opos) return PageResult::kSizeMismatch;
+  for (uint32_t k = 0; k < len; k += 32) {
+    if (k + lane < len) {
+      page.out[opos + k + lane] = static_cast<uint8_t>(bits.buf);
+      consume(bits, 8);
+    }
+    refill(bits, words);
+  }
+  opos += len;
+  return any_overrun(bits) ? PageResult::kBadData : PageResult::kOk;
+}
+
+// The code lengths of a dynamic block: precode symbols round-robin from lane 0 (section 5). A round
+// decodes one symbol per lane; the lanes whose output would start at or past `total` sit it out.
+GDFS_DEV PageResult Decoder::read_code_lengths(uint32_t total) {
+  const Table pre = pre_table();
+  for (uint32_t k = 0; k < total;) {
+    const uint32_t e = lookup(pre, bits.buf);
+    const bool bad = e & kBad;
+    const uint32_t sym = entry_value(e), x = entry_full_value(e, bits.buf) - sym;
+    const uint32_t count = bad ? 0 : sym < 16 ? 1 : sym == 18 ? 11 + x : 3 + x;
+    const uint32_t incl = simt::inclusive_sum(count);
+    const uint32_t start = k + incl - count;
+    const bool active = start < total;
+    const bool err = active && (bad || (sym == 16 && start == 0) || (sym >= 16 && count > total - start));
+    if (simt::ballot(err)) return PageResult::kBadData;
+    // A repeat of the previous length copies the nearest earlier non-repeat of this round, or the last
+    // length of the rounds before.
+    const uint32_t own = sym < 16 ? sym : 0;
+    const uint32_t givers = simt::ballot(active && sym != 16) & simt::lanes_below();
+    const uint32_t from_lane = simt::shfl(own, givers ? 31 - simt::clz(givers) : 0);
+    const uint32_t fill = sym != 16 ? own : givers ? from_lane : k ? sm.lens[k - 1] : 0;
+    if (active) {
+      consume(bits, entry_len(e) + entry_extra(e));
+      for (uint32_t j = 0; j < count; ++j) sm.lens[start + j] = static_cast<uint8_t>(fill);
+    }
+    refill(bits, words);
+    simt::syncwarp();
+    const uint32_t last = 31 - simt::clz(simt::ballot(active));
+    k += simt::shfl(incl, last);
+  }
+  return any_overrun(bits) ? PageResult::kBadData : PageResult::kOk;
+}
+
+GDFS_DEV PageResult Decoder::read_dynamic_tables() {
+  const unsigned lane = simt::lane_id();
+  const uint32_t h = lane0_bits(14);
+  const uint32_t hlit = (h & 31) + 257, hdist = ((h >> 5) & 31) + 1, hclen = ((h >> 10) & 15) + 4;
+  if (hlit > 286) return PageResult::kBadData;
+  // One 3-bit precode length per lane, in RFC 1951's permutation order.
+  const uint8_t perm[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
+  uint32_t plen = 0;
+  if (lane < hclen) {
+    plen = static_cast<uint32_t>(bits.buf) & 7u;
+    consume(bits, 3);
+  }
+  refill(bits, words);
+  if (lane < 19) sm.lens[perm[lane]] = static_cast<uint8_t>(plen);
+  simt::syncwarp();
+  if (!build_table(sm.lens, 19, 7, pre_table())) return PageResult::kBadData;
+  if (PageResult r = read_code_lengths(hlit + hdist); r != PageResult::kOk) return r;
+  if (!build_table(sm.lens, hlit, kMaxCodeLen, lit_table())) return PageResult::kBadData;
+  if (!build_table(sm.lens + hlit, hdist, kMaxCodeLen, dist_table())) return PageResult::kBadData;
+  return PageResult::kOk;
+}
+
+GDFS_DEV bool Decoder::build_fixed_tables() {
+  for (unsigned s = simt::lane_id(); s < 288 + 32; s += 32)
+    sm.lens[s] = s >= 288 ? 5 : s < 144 ? 8 : s < 256 ? 9 : s < 280 ? 7 : 8;
+  simt::syncwarp();
+  return build_table(sm.lens, 288, kMaxCodeLen, lit_table()) &&
+         build_table(sm.lens + 288, 32, kMaxCodeLen, dist_table());
+}
+
+// Data rounds of one Huffman block (sections 6 and 7).
+GDFS_DEV PageResult Decoder::huffman_block() {
+  const unsigned lane = simt::lane_id();
+  const Table lit = lit_table(), dist = dist_table();
+  bool owe = false;  // this lane decoded a length last round and owes its distance
+  uint32_t slot = 0, mpos = 0;
+  bool eob_seen = false;  // uniform
+  for (;;) {
+    if (nmatch + 32 > kMaxMatches) {
+      // Resolve the complete entries; the owed ones (the last round's) move to the front.
+      const uint32_t owed = simt::popc(simt::ballot(owe));
+      const uint32_t done = nmatch - owed;
+      resolve_matches(sm, done, page.out);
+      const uint32_t keep = owe ? sm.match_pos_len[slot] : 0;
+      simt::syncwarp();
+      if (owe) {
+        slot -= done;
+        sm.match_pos_len[slot] = keep;
+      }
+      nmatch = owed;
+    }
+    const uint32_t e = lookup(owe ? dist : lit, bits.buf);
+    const bool is_eob = !owe && !eob_seen && (e & kEob);
+    const uint32_t eobs = simt::ballot(is_eob);
+    const unsigned eob_lane = eobs ? simt::ffs(eobs) - 1 : 32;
+    const bool active = owe || (!eob_seen && lane <= eob_lane);
+    const bool literal = active && !owe && (e & kLiteral);
+    const bool length = active && !owe && !(e & (kLiteral | kEob | kBad));
+    const uint32_t value = entry_full_value(e, bits.buf);
+    const uint32_t out_len = literal ? 1 : length ? value : 0;
+    const uint32_t incl = simt::inclusive_sum(out_len);
+    const uint32_t pos = opos + incl - out_len;
+
+    PageResult err = PageResult::kOk;
+    if (active && (e & kBad))
+      err = PageResult::kBadData;  // unused code word or symbol 286/287
+    else if (owe && value > mpos)
+      err = PageResult::kBadData;  // reaches before the page start
+    else if ((literal || length) && (pos > page.out_size || out_len > page.out_size - pos))
+      err = PageResult::kSizeMismatch;
+    const uint32_t errs = simt::ballot(err != PageResult::kOk);
+    if (errs) return static_cast<PageResult>(simt::shfl(static_cast<uint32_t>(err), simt::ffs(errs) - 1));
+
+    if (active) consume(bits, entry_len(e) + entry_extra(e));
+    if (literal) page.out[pos] = static_cast<uint8_t>(entry_value(e));
+    if (owe) sm.match_dist[slot] = static_cast<uint16_t>(value);
+    const uint32_t lengths = simt::ballot(length);
+    if (length) {
+      slot = nmatch + simt::popc(lengths & simt::lanes_below());
+      sm.match_pos_len[slot] = pos | (value - 1) << 16;
+      mpos = pos;
+    }
+    owe = length;
+    nmatch += simt::popc(lengths);
+    opos += simt::shfl(incl, 31);
+    refill(bits, words);
+    if (any_overrun(bits)) return PageResult::kBadData;
+    if (eob_seen) break;  // that was the round for distances owed at the end of the block
+    if (eob_lane < 32) {
+      eob_seen = true;
+      if (!simt::ballot(owe)) break;
+    }
+  }
+  return PageResult::kOk;
+}
+
+GDFS_DEV PageResult Decoder::run() {
+  const unsigned lane = simt::lane_id();
+  words.in = page.in;
+  words.nwords = page.in_size / 4;
+  words.aligned = (reinterpret_cast<uintptr_t>(page.in) & 3u) == 0;
+  bits.buf = load_word(words, lane);
+  bits.cnt = 32;
+  bits.overrun = false;
+  words.next = 32;
+  for (bool final_block = false; !final_block;) {
+    const uint32_t hdr = lane0_bits(3);
+    if (any_overrun(bits)) return PageResult::kBadData;
+    final_block = hdr & 1;
+    PageResult r = PageResult::kBadData;
+    switch (hdr >> 1) {
+      case 0:
+        r = stored_block();
+        break;
+      case 1:
+        r = build_fixed_tables() ? huffman_block() : PageResult::kBadData;
+        break;
+      case 2:
+        r = read_dynamic_tables();
+        if (r == PageResult::kOk) r = huffman_block();
+        break;
+      default:
+        break;  // BTYPE 3 is reserved
+    }
+    if (r != PageResult::kOk) return r;
+  }
+  if (words.next != words.nwords) return PageResult::kBadData;  // trailing words (docs/GDEFLATE.md)
+  if (opos != page.out_size) return PageResult::kSizeMismatch;
+  resolve_matches(sm, nmatch, page.out);
+  return PageResult::kOk;
+}
+
+}  // namespace gdw
+
+// Decodes one GDeflate page with the calling warp; every lane returns the same result.
+GDFS_DEV PageResult gdeflate_decode_warp(const DevicePage& page, GdeflateSmem& sm) {
+  if (page.out_size > kMaxPageBytes) return PageResult::kSizeMismatch;
+  if (page.in_size % 4 != 0 || page.in_size < 4 * 32) return PageResult::kBadData;
+  gdw::Decoder d{sm, page, {}, {}};
+  return d.run();
+}
+
+}  // namespace gdfs::gpu

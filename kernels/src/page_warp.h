@@ -1,0 +1,69 @@
+// One page, any codec, decoded by the calling warp. The batch kernel (decode_kernel.cu) and the
+// emulator tests both go through here, so a batch may mix codecs freely.
+#pragma once
+#include <cstdint>
+
+#include "bitpack_warp.h"
+#include "gdeflate_warp.h"
+#include "gdfs/gpu_page.h"
+#include "simt.h"
+
+namespace gdfs::gpu {
+
+// Per-warp shared memory: one codec runs at a time.
+union WarpSmem {
+  GdeflateSmem gdeflate;
+  BitpackSmem bitpack;
+};
+
+// Stored pages: a straight copy, in 16-byte vectors when both sides allow it.
+GDFS_DEV PageResult copy_page_warp(const DevicePage& p) {
+  if (p.in_size != p.out_size) return PageResult::kSizeMismatch;
+  const unsigned lane = simt::lane_id();
+  uint32_t done = 0;
+#if defined(__CUDACC__)
+  if (((reinterpret_cast<uintptr_t>(p.in) | reinterpret_cast<uintptr_t>(p.out)) & 15u) == 0) {
+    const uint32_t vecs = p.out_size / 16;
+    const uint4* src = reinterpret_cast<const uint4*>(p.in);
+    uint4* dst = reinterpret_cast<uint4*>(p.out);
+    for (uint32_t i = lane; i < vecs; i += 32) dst[i] = src[i];
+    done = vecs * 16;
+  }
+#endif
+  for (uint32_t i = done + lane; i < p.out_size; i += 32) p.out[i] = p.in[i];
+  return PageResult::kOk;
+}
+
+// Zero pages (holes, or pages a caller knows are zero): no input at all.
+GDFS_DEV PageResult zero_page_warp(const DevicePage& p) {
+  if (p.in_size != 0) return PageResult::kBadData;
+  const unsigned lane = simt::lane_id();
+  uint32_t done = 0;
+#if defined(__CUDACC__)
+  if ((reinterpret_cast<uintptr_t>(p.out) & 15u) == 0) {
+    const uint32_t vecs = p.out_size / 16;
+    uint4* dst = reinterpret_cast<uint4*>(p.out);
+    for (uint32_t i = lane; i < vecs; i += 32) dst[i] = make_uint4(0, 0, 0, 0);
+    done = vecs * 16;
+  }
+#endif
+  for (uint32_t i = done + lane; i < p.out_size; i += 32) p.out[i] = 0;
+  return PageResult::kOk;
+}
+
+GDFS_DEV PageResult decode_page_warp(const DevicePage& p, WarpSmem& sm) {
+  if (p.out_size > kMaxPageBytes) return PageResult::kSizeMismatch;
+  switch (static_cast<PageCodec>(p.codec)) {
+    case PageCodec::kZero:
+      return zero_page_warp(p);
+    case PageCodec::kStored:
+      return copy_page_warp(p);
+    case PageCodec::kGDeflate:
+      return gdeflate_decode_warp(p, sm.gdeflate);
+    case PageCodec::kBitpack:
+      return bitpack_decode_warp(p, sm.bitpack);
+  }
+  return PageResult::kUnsupported;
+}
+
+}  // namespace gdfs::gpu
