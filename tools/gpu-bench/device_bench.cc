@@ -222,20 +222,25 @@ uint64_t DeviceBench::check(const std::vector<uint32_t>& ids, size_t count, cons
   return bad.load();
 }
 
-void DeviceBench::kernel_sweep(bool gdeflate_only, std::vector<Row>& rows) {
-  const std::vector<uint32_t>& ids = gdeflate_only ? gd_ids_ : all_ids_;
-  const DevicePage* dp = gdeflate_only ? d_pages_gd_ : d_pages_;
-  const uint32_t m = static_cast<uint32_t>(ids.size());
-  if (m == 0) return;
+std::vector<uint32_t> DeviceBench::batch_sizes(uint32_t m) const {
   std::vector<uint32_t> sizes;
   for (uint32_t b : a_.batches) {
     const uint32_t s = b == 0 ? m : std::min(b, m);
     if (std::find(sizes.begin(), sizes.end(), s) == sizes.end()) sizes.push_back(s);
   }
+  return sizes;
+}
+
+// One row per batch size, timed the same way for every decoder so that the rows compare like with
+// like: a warm-up pass, then `reps` passes of back-to-back launches on stream 0 between two events,
+// each after an untimed clear; the last pass is the one verified.
+void DeviceBench::sweep(const char* section, const std::vector<uint32_t>& ids, const SweepOps& ops,
+                        std::vector<Row>& rows) {
+  const uint32_t m = static_cast<uint32_t>(ids.size());
   cudaStream_t s0 = streams_[0];
-  for (const uint32_t batch : sizes) {
+  for (const uint32_t batch : batch_sizes(m)) {
     Row row;
-    row.section = gdeflate_only ? "kernel-gdeflate" : "kernel";
+    row.section = section;
     row.config = batch == m ? "batch all (" + std::to_string(m) + ")" : "batch " + std::to_string(batch);
     row.batch = batch;
     try {
@@ -249,15 +254,14 @@ void DeviceBench::kernel_sweep(bool gdeflate_only, std::vector<Row>& rows) {
       auto pass = [&] {
         for (uint64_t k = 0; k < launches; ++k) {
           const uint64_t off = k * batch;
-          const uint32_t cnt = static_cast<uint32_t>(std::min<uint64_t>(batch, m - off));
-          ck(gpu::decode_pages_async(dp + off, cnt, d_results_ + off, s0), "decode_pages_async");
+          ops.launch(off, static_cast<uint32_t>(std::min<uint64_t>(batch, m - off)));
         }
       };
-      clear_device();
+      ops.clear();
       pass();  // warm-up
       ck(cudaStreamSynchronize(s0), "decode (warm-up)");
       for (unsigned r = 0; r < a_.reps; ++r) {
-        clear_device();  // outside the timed span; the last pass is the one checked
+        ops.clear();
         ck(cudaEventRecord(ev_[0], s0), "cudaEventRecord");
         pass();
         ck(cudaEventRecord(ev_[1], s0), "cudaEventRecord");
@@ -266,16 +270,8 @@ void DeviceBench::kernel_sweep(bool gdeflate_only, std::vector<Row>& rows) {
         ck(cudaEventElapsedTime(&ms, ev_[0], ev_[1]), "cudaEventElapsedTime");
         row.ms.push_back(ms);
       }
-      fetch_results(pages);
       std::string first_bad;
-      row.bad = check(
-          ids, pages, h_results_,
-          [](PageResult r, size_t, std::string& why) {
-            if (r == PageResult::kOk) return true;
-            why = static_cast<uint8_t>(r) <= 4 ? gpu::result_name(r) : "no result written";
-            return false;
-          },
-          h_out_, first_bad);
+      row.bad = ops.verify(pages, first_bad);
       row.checked = true;
       if (row.bad) row.note += (row.note.empty() ? "" : "; ") + first_bad;
     } catch (const CudaError& e) {
@@ -284,6 +280,29 @@ void DeviceBench::kernel_sweep(bool gdeflate_only, std::vector<Row>& rows) {
     }
     rows.push_back(row);
   }
+}
+
+void DeviceBench::kernel_sweep(bool gdeflate_only, std::vector<Row>& rows) {
+  const std::vector<uint32_t>& ids = gdeflate_only ? gd_ids_ : all_ids_;
+  const DevicePage* dp = gdeflate_only ? d_pages_gd_ : d_pages_;
+  if (ids.empty()) return;
+  SweepOps ops;
+  ops.launch = [&](uint64_t off, uint32_t cnt) {
+    ck(gpu::decode_pages_async(dp + off, cnt, d_results_ + off, streams_[0]), "decode_pages_async");
+  };
+  ops.clear = [&] { clear_device(); };
+  ops.verify = [&](size_t pages, std::string& first_bad) {
+    fetch_results(pages);
+    return check(
+        ids, pages, h_results_,
+        [](PageResult r, size_t, std::string& why) {
+          if (r == PageResult::kOk) return true;
+          why = static_cast<uint8_t>(r) <= 4 ? gpu::result_name(r) : "no result written";
+          return false;
+        },
+        h_out_, first_bad);
+  };
+  sweep(gdeflate_only ? "kernel-gdeflate" : "kernel", ids, ops, rows);
 }
 
 void DeviceBench::nvcomp_sweep(nvcomp::Library& lib, std::vector<Row>& rows) {
@@ -299,11 +318,6 @@ void DeviceBench::nvcomp_sweep(nvcomp::Library& lib, std::vector<Row>& rows) {
                       nvcomp::status_name(st) + ")");
   };
 
-  std::vector<uint32_t> sizes;
-  for (uint32_t b : a_.batches) {
-    const uint32_t s = b == 0 ? m : std::min(b, m);
-    if (std::find(sizes.begin(), sizes.end(), s) == sizes.end()) sizes.push_back(s);
-  }
   NvcompArrays nv;
   size_t temp_bytes = 0;
   try {
@@ -312,7 +326,7 @@ void DeviceBench::nvcomp_sweep(nvcomp::Library& lib, std::vector<Row>& rows) {
     if (al.input == 0 || al.output == 0 || kAlign % al.input || kAlign % al.output)
       throw CudaError("nvCOMP wants input alignment " + std::to_string(al.input) + " and output alignment " +
                       std::to_string(al.output) + "; the pages are 16-byte aligned");
-    for (const uint32_t batch : sizes) {
+    for (const uint32_t batch : batch_sizes(m)) {
       size_t t = 0;
       nv_check(lib.get_temp_size(batch, kPageBytes, opts, &t, uint64_t{batch} * kPageBytes, s0),
                "nvcompBatchedGdeflateDecompressGetTempSize");
@@ -350,73 +364,37 @@ void DeviceBench::nvcomp_sweep(nvcomp::Library& lib, std::vector<Row>& rows) {
 
   std::vector<nvcomp::Status> status(m);
   std::vector<size_t> actual(m);
-  for (const uint32_t batch : sizes) {
-    Row row;
-    row.section = "nvcomp";
-    row.config = batch == m ? "batch all (" + std::to_string(m) + ")" : "batch " + std::to_string(batch);
-    row.batch = batch;
-    try {
-      const uint64_t batches = (uint64_t{m} + batch - 1) / batch;
-      const uint64_t launches = std::min<uint64_t>(batches, a_.max_launches);
-      const size_t pages = static_cast<size_t>(std::min<uint64_t>(m, launches * batch));
-      row.launches = launches;
-      row.pages = pages;
-      row.bytes = bytes_of(ids, pages);
-      if (launches < batches) row.note = "first " + pages_text(pages) + " only (--max-launches)";
-      auto pass = [&] {
-        for (uint64_t k = 0; k < launches; ++k) {
-          const uint64_t off = k * batch;
-          const size_t cnt = static_cast<size_t>(std::min<uint64_t>(batch, m - off));
-          nv_check(lib.decompress(nv.in_ptrs + off, nv.in_bytes + off, nv.out_cap + off, nv.out_actual + off,
-                                  cnt, nv.temp, temp_bytes, nv.out_ptrs + off, opts, nv.status + off, s0),
-                   "nvcompBatchedGdeflateDecompressAsync");
-        }
-      };
-      auto clear = [&] {
-        clear_device();
-        ck(cudaMemsetAsync(nv.status, 0xFF, m * sizeof(nvcomp::Status), s0), "cudaMemset");
-        ck(cudaMemsetAsync(nv.out_actual, 0xFF, m * sizeof(size_t), s0), "cudaMemset");
-      };
-      clear();
-      pass();  // warm-up
-      ck(cudaStreamSynchronize(s0), "nvCOMP decode (warm-up)");
-      for (unsigned r = 0; r < a_.reps; ++r) {
-        clear();
-        ck(cudaEventRecord(ev_[0], s0), "cudaEventRecord");
-        pass();
-        ck(cudaEventRecord(ev_[1], s0), "cudaEventRecord");
-        ck(cudaEventSynchronize(ev_[1]), "nvCOMP decode");
-        float ms = 0;
-        ck(cudaEventElapsedTime(&ms, ev_[0], ev_[1]), "cudaEventElapsedTime");
-        row.ms.push_back(ms);
-      }
-      fetch_results(0);
-      ck(cudaMemcpy(status.data(), nv.status, pages * sizeof(nvcomp::Status), cudaMemcpyDeviceToHost),
-         "copy");
-      ck(cudaMemcpy(actual.data(), nv.out_actual, pages * sizeof(size_t), cudaMemcpyDeviceToHost), "copy");
-      std::string first_bad;
-      row.bad = check(
-          ids, pages, status.data(),
-          [&](nvcomp::Status st, size_t k, std::string& why) {
-            if (st != nvcomp::kSuccess) {
-              why = std::string("nvcompStatus ") + std::to_string(st) + " (" + nvcomp::status_name(st) + ")";
-              return false;
-            }
-            if (actual[k] != c_.pages[ids[k]].raw_size) {
-              why = "decoded " + std::to_string(actual[k]) + " bytes";
-              return false;
-            }
-            return true;
-          },
-          h_out_, first_bad);
-      row.checked = true;
-      if (row.bad) row.note += (row.note.empty() ? "" : "; ") + first_bad;
-    } catch (const CudaError& e) {
-      row.error = e.what();
-      row.ms.clear();
-    }
-    rows.push_back(row);
-  }
+  SweepOps ops;
+  ops.launch = [&](uint64_t off, uint32_t cnt) {
+    nv_check(lib.decompress(nv.in_ptrs + off, nv.in_bytes + off, nv.out_cap + off, nv.out_actual + off, cnt,
+                            nv.temp, temp_bytes, nv.out_ptrs + off, opts, nv.status + off, s0),
+             "nvcompBatchedGdeflateDecompressAsync");
+  };
+  ops.clear = [&] {
+    clear_device();
+    ck(cudaMemsetAsync(nv.status, 0xFF, m * sizeof(nvcomp::Status), s0), "cudaMemset");
+    ck(cudaMemsetAsync(nv.out_actual, 0xFF, m * sizeof(size_t), s0), "cudaMemset");
+  };
+  ops.verify = [&](size_t pages, std::string& first_bad) {
+    fetch_results(0);
+    ck(cudaMemcpy(status.data(), nv.status, pages * sizeof(nvcomp::Status), cudaMemcpyDeviceToHost), "copy");
+    ck(cudaMemcpy(actual.data(), nv.out_actual, pages * sizeof(size_t), cudaMemcpyDeviceToHost), "copy");
+    return check(
+        ids, pages, status.data(),
+        [&](nvcomp::Status st, size_t k, std::string& why) {
+          if (st != nvcomp::kSuccess) {
+            why = std::string("nvcompStatus ") + std::to_string(st) + " (" + nvcomp::status_name(st) + ")";
+            return false;
+          }
+          if (actual[k] != c_.pages[ids[k]].raw_size) {
+            why = "decoded " + std::to_string(actual[k]) + " bytes";
+            return false;
+          }
+          return true;
+        },
+        h_out_, first_bad);
+  };
+  sweep("nvcomp", ids, ops, rows);
 }
 
 void DeviceBench::end_to_end(std::vector<Row>& rows, bool with_decode) {

@@ -4,6 +4,7 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -40,6 +41,15 @@ class DeviceBench {
   size_t gdeflate_pages() const { return gd_ids_.size(); }
 
  private:
+  // What a sweep does per launch, before each timed pass, and to check the last pass (bad pages).
+  struct SweepOps {
+    std::function<void(uint64_t off, uint32_t count)> launch;
+    std::function<void()> clear;
+    std::function<uint64_t(size_t pages, std::string& first_bad)> verify;
+  };
+  std::vector<uint32_t> batch_sizes(uint32_t m) const;  // --batch values for m pages, 0 = all, no repeats
+  void sweep(const char* section, const std::vector<uint32_t>& ids, const SweepOps& ops,
+             std::vector<Row>& rows);
   uint64_t bytes_of(const std::vector<uint32_t>& ids, size_t count) const;
   // Checks pages ids[0, count): status (results[k] for ids[k]) and bytes in h_out_ against the source.
   template <class Status, class IsOk>
