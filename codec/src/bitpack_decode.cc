@@ -22,64 +22,106 @@ struct Scratch {
   alignas(64) U v[kMaxBlock + 8];
 };
 
-// Byte k of the result is byte g of plane k (k < count): the planes of one group, side by side.
+// Byte k of the result is byte g of plane k (k < kCount): the planes of one group, side by side.
 template <unsigned kCount>
 inline uint64_t gather(const uint8_t* planes, size_t nb, size_t g) {
   uint64_t w = 0;
   for (unsigned k = 0; k < kCount; ++k) w |= uint64_t{planes[k * nb + g]} << (8 * k);
   return w;
 }
-inline uint64_t gather(const uint8_t* planes, size_t nb, size_t g, unsigned count) {
-  uint64_t w = 0;
-  for (unsigned k = 0; k < count; ++k) w |= uint64_t{planes[k * nb + g]} << (8 * k);
-  return w;
-}
 
-// Planes 8q .. 8q+count-1 of a block into lane[q]: byte q of each sample.
-inline void planes_to_lane(const uint8_t* planes, size_t nb, unsigned count, uint8_t* lane) {
-  if (count == 8) {  // the common case, unrolled: 8 loads, a transpose and a store per 8 samples
-    for (size_t g = 0; g < nb; ++g) {
-      const uint64_t w = transpose8(gather<8>(planes, nb, g));
-      std::memcpy(lane + 8 * g, &w, 8);
-    }
-    return;
-  }
+// Planes 8q .. 8q+kCount-1 of a block into lane[q]: byte q of each sample. The count is a template
+// argument so that each group is kCount loads, a transpose and a store, with no inner loop.
+template <unsigned kCount>
+void planes_to_lane(const uint8_t* planes, size_t nb, uint8_t* lane) {
   for (size_t g = 0; g < nb; ++g) {
-    const uint64_t w = transpose8(gather(planes, nb, g, count));
+    const uint64_t w = transpose8(gather<kCount>(planes, nb, g));
     std::memcpy(lane + 8 * g, &w, 8);
   }
 }
+inline void planes_to_lane(const uint8_t* planes, size_t nb, unsigned count, uint8_t* lane) {
+  switch (count) {  // once per octet of planes per block
+    case 1:
+      return planes_to_lane<1>(planes, nb, lane);
+    case 2:
+      return planes_to_lane<2>(planes, nb, lane);
+    case 3:
+      return planes_to_lane<3>(planes, nb, lane);
+    case 4:
+      return planes_to_lane<4>(planes, nb, lane);
+    case 5:
+      return planes_to_lane<5>(planes, nb, lane);
+    case 6:
+      return planes_to_lane<6>(planes, nb, lane);
+    case 7:
+      return planes_to_lane<7>(planes, nb, lane);
+    default:
+      return planes_to_lane<8>(planes, nb, lane);
+  }
+}
 
-// Sign bitmap and `rate` planes of a block of `b` samples -> the signed differences in s.v.
-template <class U>
+// Joins the first kLanes byte lanes of every sample of `nb` whole groups and applies the signs. The
+// lanes past kLanes are zero, so they are not read (nor written). Eight samples per step: compilers
+// turn the inner loop into a few vector instructions.
+template <class U, unsigned kLanes>
+void join(const Scratch<U>& s, size_t nb, U* v) {
+  for (size_t g = 0; g < nb; ++g) {
+    for (unsigned j = 0; j < 8; ++j) {
+      const size_t i = 8 * g + j;
+      U m = s.lane[0][i];
+      for (unsigned q = 1; q < kLanes; ++q) m |= static_cast<U>(U{s.lane[q][i]} << (8 * q));
+      const U sg = s.sign[i];
+      v[i] = static_cast<U>((m ^ static_cast<U>(0 - sg)) + sg);  // sign-magnitude to two's complement
+    }
+  }
+}
+
+// Sign bitmap and `rate` planes of a block of `b` samples -> the signed differences in s.v (whole groups
+// of 8: the padding past b is written too, and never copied out).
+// kGroups: the block's group count when known at compile time (0: from b), so that the common block
+// sizes get loops of constant, short trip counts that compilers unroll.
+template <class U, size_t kGroups>
 void unpack(const uint8_t* p, unsigned rate, unsigned b, Scratch<U>& s) {
-  const size_t nb = plane_bytes(b);
+  const size_t nb = kGroups ? kGroups : plane_bytes(b);
   const uint8_t* planes = p + nb;
-  unsigned q = 0;
-  for (; q * 8 < rate; ++q) planes_to_lane(planes + 8 * q * nb, nb, std::min(8u, rate - 8 * q), s.lane[q]);
-  for (; q < sizeof(U); ++q) std::memset(s.lane[q], 0, 8 * nb);
+  const unsigned lanes = (rate + 7) / 8;  // 1..sizeof(U): the byte lanes with any plane in them
+  for (unsigned q = 0; q < lanes; ++q)
+    planes_to_lane(planes + 8 * q * nb, nb, std::min(8u, rate - 8 * q), s.lane[q]);
   for (size_t g = 0; g < nb; ++g) {
     const uint64_t w = spread_bits(p[g]);
     std::memcpy(s.sign + 8 * g, &w, 8);
   }
-  for (unsigned i = 0; i < b; ++i) {
-    U m = s.lane[0][i];
-    for (unsigned k = 1; k < sizeof(U); ++k) m |= static_cast<U>(U{s.lane[k][i]} << (8 * k));
-    const U sg = s.sign[i];
-    s.v[i] = static_cast<U>((m ^ static_cast<U>(0 - sg)) + sg);  // sign-magnitude to two's complement
+  if constexpr (sizeof(U) == 2) {
+    if (lanes == 1) return join<U, 1>(s, nb, s.v);
+    return join<U, 2>(s, nb, s.v);
+  } else {
+    switch (lanes) {
+      case 1:
+        return join<U, 1>(s, nb, s.v);
+      case 2:
+        return join<U, 2>(s, nb, s.v);
+      case 3:
+        return join<U, 3>(s, nb, s.v);
+      default:
+        return join<U, 4>(s, nb, s.v);
+    }
   }
 }
 
-// Undoes the block-local first difference: a running sum per residue class mod `stride`.
+// Undoes the block-local first difference (a running sum per residue class mod `stride`) and stores
+// the `b` samples at out.
 template <class U>
-void undo_difference(U* v, unsigned b, unsigned stride) {
-  if (stride == 1) {
+void undo_difference(U* v, unsigned b, unsigned stride, uint8_t* out) {
+  if (stride == 1) {  // the common case: the running sum goes straight to the output
     U acc = 0;
-    for (unsigned i = 0; i < b; ++i) v[i] = acc = static_cast<U>(acc + v[i]);
+    for (unsigned i = 0; i < b; ++i) {
+      acc = static_cast<U>(acc + v[i]);
+      std::memcpy(out + i * sizeof(U), &acc, sizeof(U));
+    }
     return;
   }
-  if (stride == 0) return;
-  for (unsigned i = stride; i < b; ++i) v[i] = static_cast<U>(v[i] + v[i - stride]);
+  for (unsigned i = stride; stride && i < b; ++i) v[i] = static_cast<U>(v[i] + v[i - stride]);
+  std::memcpy(out, v, size_t{b} * sizeof(U));
 }
 
 // The metadata of a whole page, checked: every rate and selector legal, and the payloads, metadata
@@ -129,13 +171,23 @@ void decode_block(const uint8_t* src, unsigned rate, unsigned k, unsigned b, uns
   Scratch<U> s;  // 5-9 KiB of stack, every byte read written first: no state between calls
   const unsigned outliers = k ? outlier_count(stride, b) : 0;
   if (rate) {
-    unpack(src + k * outliers, rate, b, s);
+    const uint8_t* p = src + k * outliers;
+    switch (b) {  // the usual block sizes, whole: group loops of constant trip count
+      case 32:
+        unpack<U, 4>(p, rate, b, s);
+        break;
+      case 64:
+        unpack<U, 8>(p, rate, b, s);
+        break;
+      default:
+        unpack<U, 0>(p, rate, b, s);
+        break;
+    }
   } else {
     std::fill(s.v, s.v + b, U{0});
   }
   for (unsigned j = 0; j < outliers; ++j) s.v[j] = read_outlier<U>(src + j * k, k);
-  undo_difference(s.v, b, stride);
-  std::memcpy(out, s.v, size_t{b} * sizeof(U));
+  undo_difference(s.v, b, stride, out);
 }
 template void decode_block<uint16_t>(const uint8_t*, unsigned, unsigned, unsigned, unsigned, uint8_t*);
 template void decode_block<uint32_t>(const uint8_t*, unsigned, unsigned, unsigned, unsigned, uint8_t*);

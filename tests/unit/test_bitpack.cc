@@ -184,6 +184,40 @@ TEST(BitpackRoundTrip, EveryTypeModeBlockSizeAndStride) {
   }
 }
 
+// The portable decoder has a code path per count of planes in a byte lane (1..8), per count of byte
+// lanes in use, and for whole 32- and 64-sample blocks: every rate of both types, with block sizes that
+// take each path, whole blocks and a partial last one.
+TEST(BitpackRoundTrip, EveryRateOnEveryBlockPath) {
+  std::mt19937 rng(99);
+  for (bp::Type t : {bp::Type::kInt16, bp::Type::kInt32}) {
+    const unsigned bits = 8 * bp::sample_bytes(t);
+    for (unsigned block : {32u, 64u, 100u}) {
+      for (unsigned rate = 1; rate <= bits; ++rate) {
+        SCOPED_TRACE(testing::Message() << "type " << int(t) << " block " << block << " rate " << rate);
+        // No prediction: every sample is its own difference, a magnitude below 2^rate with a random
+        // sign, and the first of each block exactly 2^rate - 1 (or INT_MIN at the top rate).
+        const size_t n = 5 * block + 37;
+        std::vector<int64_t> v(n);
+        for (size_t i = 0; i < n; ++i) {
+          const uint64_t mag =
+              i % block == 0 ? (uint64_t{1} << rate) - 1 : rng() & ((uint64_t{1} << rate) - 1);
+          v[i] = rng() % 2 ? -static_cast<int64_t>(mag) : static_cast<int64_t>(mag);
+          if (rate == bits && i % block == 0) v[i] = -(int64_t{1} << (bits - 1));
+        }
+        Bytes in;
+        for (int64_t x : v)
+          for (unsigned q = 0; q < bits / 8; ++q)
+            in.push_back(static_cast<uint8_t>(static_cast<uint64_t>(x) >> (8 * q)));
+        const bp::Params p = params(t, bp::Mode::kPlain, block, 0);
+        const Bytes page = encode(in, p);
+        ASSERT_FALSE(page.empty());
+        EXPECT_EQ(page[0], rate);
+        expect_round_trip(in, p);
+      }
+    }
+  }
+}
+
 TEST(BitpackRoundTrip, StrideMatchesInterleavedChannels) {
   // Two interleaved channels far apart: stride 2 differences each against its own channel, and in
   // outlier mode each block's first sample of both channels is an outlier.
