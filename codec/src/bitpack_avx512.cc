@@ -1,17 +1,28 @@
-// AVX-512 decoding of int16 pages with 32-sample blocks (the default block size): one block is one
-// 512-bit register. A masked load takes the block's planes (4 bytes each, at most 16 of them); VPERMB
-// regroups them so that each 64-bit lane holds the 8 planes of one 8-sample group, in reverse; one
-// GF2P8AFFINEQB against the identity transposes all eight 8x8 bit matrices at once (each lane then holds
-// one byte of 8 samples); a second VPERMB interleaves low and high bytes into 16-bit samples. The sign
-// bitmap is a mask register as it lies, and the first difference is undone by log2(32) shift-and-adds.
+// AVX-512 decoding of bitpack pages: int16 and int32 samples, blocks of 16, 32, 64 or 128 samples.
+//
+// A block of B = 8 * NB samples (NB: bytes per bit-plane) of S-byte samples has NB * S "units": one
+// 8-sample group g times one byte q of its samples, which is the 8x8 bit matrix of planes 8q..8q+7 over
+// the group's 8 samples. Units are numbered q-major (u = q * NB + g), eight to a register:
+//  1. masked loads take the planes as they lie (rate * NB bytes, nothing past them);
+//  2. VPERMB (VPERMI2B for NB = 16, whose eight planes of one q span 128 bytes) puts the eight plane
+//     bytes of each unit in one 64-bit lane, in reverse, since GF2P8AFFINEQB reads matrix rows from the
+//     top byte down;
+//  3. one GF2P8AFFINEQB against the identity transposes all eight matrices at once: each lane then holds
+//     byte q of the group's 8 samples;
+//  4. VPERMI2B interleaves the bytes of each sample (for int32, two of them and a byte blend);
+//  5. the sign bitmap is a mask register as it lies; outliers are blended in; the first difference is
+//     undone by log2 shift-and-adds per register, plus the previous register's running sums.
+// The tables behind every permutation are built at compile time from the layout (docs/FORMAT.md, 4.1).
 // Same bytes as the portable code on every input: both only ever see checked metadata.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12's own _mm512_undefined_epi32()
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 #include <immintrin.h>
 
 #include <array>
 #include <cstring>
+#include <utility>
 
 #include "bitpack_block.h"
 
@@ -32,101 +43,247 @@ bool avx512_bitpack_usable() {
 
 namespace {
 
-// Byte t of lane Q = 2g + q (g: group, q: low or high octet of planes) is byte g of plane 8q + 7 - t%8:
-// reversed, because GF2P8AFFINEQB reads matrix rows from the top byte down.
-constexpr std::array<uint8_t, 64> make_gather() {
-  std::array<uint8_t, 64> idx{};
-  for (unsigned t = 0; t < 64; ++t) {
-    const unsigned lane = t / 8, g = lane / 2, q = lane % 2, j = t % 8;
-    idx[t] = static_cast<uint8_t>(4 * (8 * q + 7 - j) + g);
-  }
-  return idx;
-}
-// Output byte 2s + h (sample s = 8g + j, h = high byte) comes from byte j of lane 2g + h.
-constexpr std::array<uint8_t, 64> make_interleave() {
-  std::array<uint8_t, 64> idx{};
-  for (unsigned s = 0; s < 32; ++s)
-    for (unsigned h = 0; h < 2; ++h) idx[2 * s + h] = static_cast<uint8_t>(16 * (s / 8) + 8 * h + s % 8);
-  return idx;
-}
-alignas(64) constexpr auto kGather = make_gather();
-alignas(64) constexpr auto kInterleave = make_interleave();
+using Table = std::array<uint8_t, 64>;
 
-struct Consts {
-  __m512i gather, interleave, identity, iota;
+// The geometry of one block shape: S-byte samples, NB bytes per plane.
+template <unsigned S, unsigned NB>
+struct Shape {
+  static constexpr unsigned kUnits = NB * S;                          // 8x8 bit matrices per block
+  static constexpr unsigned kUnitRegs = (kUnits + 7) / 8;             // registers of units
+  static constexpr unsigned kChunks = (8 * S * NB + 63) / 64;         // 64-byte chunks of planes, at most
+  static constexpr unsigned kLanes = 64 / S;                          // samples per output register
+  static constexpr unsigned kOutRegs = (8 * NB + kLanes - 1) / kLanes;  // output registers per block
+  static constexpr unsigned kBlockBytes = 8 * NB * S;
+  // The first chunk register r's units are gathered from (r's planes start there); NB = 16 also reads the
+  // one after it.
+  static constexpr unsigned chunk_of(unsigned r) { return NB == 16 ? r / 2 * 2 : (NB <= 2 ? 0 : r); }
+
+  // Byte t of unit register r: byte g of plane 8q + 7 - t % 8, for its unit u = 8r + t / 8 = q * NB + g,
+  // as an index into chunk_of(r) (and the chunk after it, from 64 up).
+  static constexpr Table gather(unsigned r) {
+    Table idx{};
+    for (unsigned t = 0; t < 64; ++t) {
+      const unsigned u = 8 * r + t / 8, q = u / NB, g = u % NB;
+      const unsigned offset = (8 * q + 7 - t % 8) * NB + g;
+      idx[t] = u < kUnits ? static_cast<uint8_t>(offset - 64 * chunk_of(r)) : 0;
+    }
+    return idx;
+  }
+  // The unit register holding byte h of sample n, and that byte's place in it.
+  static constexpr unsigned unit_reg(unsigned n, unsigned h) { return (h * NB + n / 8) / 8; }
+  static constexpr unsigned unit_byte(unsigned n, unsigned h) { return (h * NB + n / 8) % 8 * 8 + n % 8; }
+  // Output register o, bytes h0 and h0 + 1 of its samples (the rest don't care): byte i takes byte
+  // h = i % S of sample o * kLanes + i / S from unit_reg(., h0) (index < 64) or unit_reg(., h0 + 1).
+  static constexpr Table interleave(unsigned o, unsigned h0) {
+    Table idx{};
+    for (unsigned i = 0; i < 64; ++i) {
+      const unsigned n = o * kLanes + i / S, h = i % S;
+      if (n >= 8 * NB || (h != h0 && h != h0 + 1)) continue;
+      idx[i] = static_cast<uint8_t>(unit_byte(n, h) + (h == h0 ? 0 : 64));
+    }
+    return idx;
+  }
+  // Interleave tables, two per output register (int16 uses the first).
+  static constexpr std::array<Table, 2 * kOutRegs> interleaves() {
+    std::array<Table, 2 * kOutRegs> t{};
+    for (unsigned o = 0; o < kOutRegs; ++o) t[2 * o] = interleave(o, 0), t[2 * o + 1] = interleave(o, 2);
+    return t;
+  }
+  static constexpr std::array<Table, 2> gathers() { return {gather(0), gather(kUnitRegs > 1 ? 1 : 0)}; }
 };
 
-GDFS_AVX512 Consts load_consts() {
-  Consts c;
-  c.gather = _mm512_load_si512(kGather.data());
-  c.interleave = _mm512_load_si512(kInterleave.data());
-  c.identity = _mm512_set1_epi64(static_cast<long long>(0x8040201008040201ull));  // byte i = 1 << i
-  c.iota = _mm512_set_epi16(31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12,
-                            11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-  return c;
+// What unpack() relies on: one gather table serves every unit register (two alternating ones for
+// NB = 16), and each output register's bytes h come from a single unit register.
+template <unsigned S, unsigned NB>
+constexpr bool shape_holds() {
+  using Sh = Shape<S, NB>;
+  for (unsigned r = 0; r < Sh::kUnitRegs; ++r)
+    if (Sh::gather(r) != Sh::gather(NB == 16 ? r % 2 : 0)) return false;
+  for (unsigned n = 0; n < 8 * NB; ++n)
+    for (unsigned h = 0; h < S; ++h)
+      if (Sh::unit_reg(n, h) != Sh::unit_reg(n / Sh::kLanes * Sh::kLanes, h)) return false;
+  return true;
 }
 
-// v[i] += v[i - stride] for i >= stride, as a doubling scan: after the step with shift d every sample
-// holds the sum of up to 2d / stride differences of its class.
-GDFS_AVX512 __m512i undo_difference(__m512i v, unsigned stride, const Consts& c) {
-  for (unsigned d = stride; stride && d < 32; d *= 2) {
-    const __m512i from = _mm512_sub_epi16(c.iota, _mm512_set1_epi16(static_cast<short>(d)));
-    const __mmask32 keep = ~((1u << d) - 1);
-    v = _mm512_add_epi16(v, _mm512_maskz_permutexvar_epi16(keep, from, v));
+template <unsigned S, unsigned NB>
+struct Tables {
+  static_assert(shape_holds<S, NB>());
+  alignas(64) static constexpr auto kGather = Shape<S, NB>::gathers();
+  alignas(64) static constexpr auto kInterleave = Shape<S, NB>::interleaves();
+};
+
+// Per-page constants of the first-difference undo for a stride: the shift-and-add steps within one
+// register and the lane of the previous register each lane continues from.
+struct Scan {
+  __m512i from[5];   // lane i adds lane from[k][i] at step k ...
+  uint32_t keep[5];  // ... when bit i is set
+  unsigned steps = 0;
+  __m512i carry;  // lane L - stride + i % stride of the previous register: the last of i's class
+};
+
+// Lane indices (as uint16) widened to the lanes of S-byte samples.
+template <unsigned S>
+GDFS_AVX512 __m512i lane_indices(const uint16_t* idx) {
+  if constexpr (S == 2) return _mm512_loadu_si512(idx);
+  return _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx)));
+}
+
+template <unsigned S>
+GDFS_AVX512 Scan make_scan(unsigned stride) {
+  constexpr unsigned kLanes = 64 / S;
+  Scan s;
+  uint16_t idx[32] = {};
+  for (unsigned d = stride; stride && d < kLanes; d *= 2, ++s.steps) {
+    for (unsigned i = 0; i < kLanes; ++i) idx[i] = static_cast<uint16_t>(i >= d ? i - d : 0);
+    s.from[s.steps] = lane_indices<S>(idx);
+    s.keep[s.steps] = static_cast<uint32_t>(~((1ull << d) - 1));
   }
-  return v;
+  for (unsigned i = 0; i < kLanes; ++i) idx[i] = static_cast<uint16_t>(stride ? kLanes - stride + i % stride : 0);
+  s.carry = lane_indices<S>(idx);
+  return s;
 }
 
-GDFS_AVX512 void block32(const uint8_t* src, unsigned rate, unsigned k, unsigned stride, const Consts& c,
-                         uint8_t* out) {
-  __m512i v = _mm512_setzero_si512();
-  const unsigned outliers = k ? outlier_count(stride, 32) : 0;
+template <unsigned S>
+GDFS_AVX512 inline __m512i add(__m512i a, __m512i b) {
+  if constexpr (S == 2) return _mm512_add_epi16(a, b);
+  return _mm512_add_epi32(a, b);
+}
+// Lane i of the result is lane idx[i] of v, or 0 where bit i of `keep` is clear.
+template <unsigned S>
+GDFS_AVX512 inline __m512i pick(uint32_t keep, __m512i idx, __m512i v) {
+  if constexpr (S == 2) return _mm512_maskz_permutexvar_epi16(keep, idx, v);
+  return _mm512_maskz_permutexvar_epi32(static_cast<__mmask16>(keep), idx, v);
+}
+// Negates the lanes whose bit is set: sign-magnitude to two's complement.
+template <unsigned S>
+GDFS_AVX512 inline __m512i negate(__m512i v, uint32_t signs) {
+  if constexpr (S == 2) return _mm512_mask_sub_epi16(v, signs, _mm512_setzero_si512(), v);
+  return _mm512_mask_sub_epi32(v, static_cast<__mmask16>(signs), _mm512_setzero_si512(), v);
+}
+
+// Sign bitmap and `rate` planes at p -> the signed differences of one block, kOutRegs registers.
+template <unsigned S, unsigned NB>
+GDFS_AVX512 void unpack(const uint8_t* p, unsigned rate, __m512i* v) {
+  using Sh = Shape<S, NB>;
+  using T = Tables<S, NB>;
+  const uint8_t* planes = p + NB;
+  const unsigned size = rate * NB;  // bytes of planes present; the planes past rate are all zero
+  __m512i chunk[Sh::kChunks + 1];
+  for (unsigned c = 0; c < Sh::kChunks; ++c) {
+    const unsigned have = size > 64 * c ? size - 64 * c : 0;
+    const __mmask64 m = have >= 64 ? ~0ull : (1ull << have) - 1;
+    chunk[c] = _mm512_maskz_loadu_epi8(m, planes + 64 * c);
+  }
+  chunk[Sh::kChunks] = _mm512_setzero_si512();
+  const __m512i identity = _mm512_set1_epi64(static_cast<long long>(0x8040201008040201ull));  // byte i = 1 << i
+  const __m512i gather0 = _mm512_load_si512(T::kGather[0].data()), gather1 = _mm512_load_si512(T::kGather[1].data());
+  __m512i unit[Sh::kUnitRegs];
+  for (unsigned r = 0; r < Sh::kUnitRegs; ++r) {
+    const unsigned c = Sh::chunk_of(r);
+    const __m512i src = NB == 16 ? _mm512_permutex2var_epi8(chunk[c], r % 2 ? gather1 : gather0, chunk[c + 1])
+                                 : _mm512_permutexvar_epi8(gather0, chunk[c]);
+    unit[r] = _mm512_gf2p8affine_epi64_epi8(identity, src, 0);
+  }
+  uint64_t signs[2] = {0, 0};
+  std::memcpy(signs, p, NB);
+  for (unsigned o = 0; o < Sh::kOutRegs; ++o) {
+    const unsigned n0 = o * Sh::kLanes;  // the register's first sample
+    const __m512i* t = reinterpret_cast<const __m512i*>(T::kInterleave[2 * o].data());
+    __m512i x = _mm512_permutex2var_epi8(unit[Sh::unit_reg(n0, 0)], _mm512_load_si512(t),
+                                         unit[Sh::unit_reg(n0, 1)]);
+    if constexpr (S == 4) {
+      const __m512i hi = _mm512_permutex2var_epi8(unit[Sh::unit_reg(n0, 2)], _mm512_load_si512(t + 1),
+                                                  unit[Sh::unit_reg(n0, 3)]);
+      x = _mm512_mask_blend_epi8(0xCCCCCCCCCCCCCCCCull, x, hi);  // bytes 2 and 3 of every sample
+    }
+    const uint32_t s = static_cast<uint32_t>(signs[n0 / 64] >> (n0 % 64));
+    v[o] = negate<S>(x, Sh::kLanes == 32 ? s : s & 0xFFFF);
+  }
+}
+
+template <class U, unsigned NB>
+GDFS_AVX512 void block(const uint8_t* src, unsigned rate, unsigned k, unsigned stride, const Scan& scan,
+                       uint8_t* out) {
+  constexpr unsigned S = sizeof(U);
+  using Sh = Shape<S, NB>;
+  __m512i v[Sh::kOutRegs];
+  const unsigned outliers = k ? outlier_count(stride, 8 * NB) : 0;
   if (rate) {
-    const uint8_t* p = src + k * outliers;
-    uint32_t signs;
-    std::memcpy(&signs, p, 4);
-    const __mmask64 present = rate >= 16 ? ~0ull : (1ull << (4 * rate)) - 1;  // planes past rate are 0
-    const __m512i planes = _mm512_maskz_loadu_epi8(present, p + 4);
-    const __m512i lanes = _mm512_permutexvar_epi8(c.gather, planes);
-    const __m512i bytes = _mm512_gf2p8affine_epi64_epi8(c.identity, lanes, 0);
-    v = _mm512_permutexvar_epi8(c.interleave, bytes);
-    v = _mm512_mask_sub_epi16(v, signs, _mm512_setzero_si512(), v);
+    unpack<S, NB>(src + k * outliers, rate, v);
+  } else {
+    for (auto& x : v) x = _mm512_setzero_si512();
   }
-  if (stride <= 1) {  // one outlier or none: a blend, as the two kinds of block alternate unpredictably
-    const auto first = static_cast<short>(read_outlier<uint16_t>(src, k));  // 0 when k == 0
-    v = _mm512_mask_set1_epi16(v, static_cast<__mmask32>(k != 0), first);
+  // Outliers: the first `outliers` differences (at most the stride, so within the first register).
+  if (stride <= 1) {  // one or none: a blend, as the two kinds of block alternate unpredictably
+    const U first = read_outlier<U>(src, k);  // 0 when k == 0
+    if constexpr (S == 2) {
+      v[0] = _mm512_mask_set1_epi16(v[0], static_cast<__mmask32>(k != 0), static_cast<short>(first));
+    } else {
+      v[0] = _mm512_mask_set1_epi32(v[0], static_cast<__mmask16>(k != 0), static_cast<int>(first));
+    }
   } else if (outliers) {
-    alignas(64) uint16_t first[32];
-    for (unsigned j = 0; j < outliers; ++j) first[j] = read_outlier<uint16_t>(src + j * k, k);
-    v = _mm512_mask_loadu_epi16(v, (1u << outliers) - 1, first);
+    alignas(64) U first[64 / S];
+    for (unsigned j = 0; j < outliers; ++j) first[j] = read_outlier<U>(src + j * k, k);
+    if constexpr (S == 2) {
+      v[0] = _mm512_mask_loadu_epi16(v[0], (1u << outliers) - 1, first);
+    } else {
+      v[0] = _mm512_mask_loadu_epi32(v[0], static_cast<__mmask16>((1u << outliers) - 1), first);
+    }
   }
-  _mm512_storeu_si512(out, undo_difference(v, stride, c));
+  for (unsigned o = 0; o < Sh::kOutRegs; ++o) {
+    for (unsigned i = 0; i < scan.steps; ++i) v[o] = add<S>(v[o], pick<S>(scan.keep[i], scan.from[i], v[o]));
+    if (o && stride) v[o] = add<S>(v[o], pick<S>(~0u, scan.carry, v[o - 1]));
+    if constexpr (Sh::kBlockBytes < 64) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm512_castsi512_si256(v[o]));
+    } else {
+      _mm512_storeu_si512(out + 64 * o, v[o]);
+    }
+  }
+}
+
+template <class U, unsigned NB>
+GDFS_AVX512 void page(const uint8_t* in, const Geometry& g, const Params& p, uint8_t* out) {
+  constexpr unsigned kBlock = 8 * NB;
+  const Scan scan = make_scan<sizeof(U)>(p.stride);
+  const uint8_t* src = in + g.meta();
+  for (size_t i = 0; i < g.blocks; ++i) {
+    const unsigned b = i + 1 == g.blocks ? g.last : kBlock;
+    const unsigned rate = in[i * g.meta_each];
+    const unsigned k = g.meta_each == 2 ? outlier_bytes(in[i * 2 + 1]) : 0;
+    if (b == kBlock) {
+      block<U, NB>(src, rate, k, p.stride, scan, out + i * kBlock * sizeof(U));
+    } else {
+      decode_block<U>(src, rate, k, b, p.stride, out + i * kBlock * sizeof(U));
+    }
+    src += k * outlier_count(p.stride, b) + planes_cost(rate, b);
+  }
+  if (g.tail) std::memcpy(out + g.samples * sizeof(U), src, g.tail);
 }
 
 }  // namespace
 
-GDFS_AVX512 void decode_int16_b32_avx512(const uint8_t* in, const Geometry& g, const Params& p,
-                                         uint8_t* out) {
-  const Consts c = load_consts();
-  const uint8_t* src = in + g.meta();
-  for (size_t i = 0; i < g.blocks; ++i) {
-    const unsigned b = i + 1 == g.blocks ? g.last : 32;
-    const unsigned rate = in[i * g.meta_each];
-    const unsigned k = g.meta_each == 2 ? outlier_bytes(in[i * 2 + 1]) : 0;
-    if (b == 32) {
-      block32(src, rate, k, p.stride, c, out + i * 64);
-    } else {
-      decode_block<uint16_t>(src, rate, k, b, p.stride, out + i * 64);
-    }
-    src += k * outlier_count(p.stride, b) + planes_cost(rate, b);
+template <class U>
+void decode_page_avx512(const uint8_t* in, const Geometry& g, const Params& p, uint8_t* out) {
+  switch (p.block) {  // vector_block() sizes only
+    case 16:
+      return page<U, 2>(in, g, p, out);
+    case 32:
+      return page<U, 4>(in, g, p, out);
+    case 64:
+      return page<U, 8>(in, g, p, out);
+    default:
+      return page<U, 16>(in, g, p, out);
   }
-  if (g.tail) std::memcpy(out + g.samples * 2, src, g.tail);
 }
 
 #else  // not x86-64: never called, avx512_bitpack_usable() is false
 
-void decode_int16_b32_avx512(const uint8_t*, const Geometry&, const Params&, uint8_t*) {}
+template <class U>
+void decode_page_avx512(const uint8_t*, const Geometry&, const Params&, uint8_t*) {}
 
 #endif
+
+template void decode_page_avx512<uint16_t>(const uint8_t*, const Geometry&, const Params&, uint8_t*);
+template void decode_page_avx512<uint32_t>(const uint8_t*, const Geometry&, const Params&, uint8_t*);
 
 }  // namespace gdfs::bitpack

@@ -13,9 +13,19 @@ namespace gdfs::bitpack {
 template <class U>
 void decode_block(const uint8_t* src, unsigned rate, unsigned k, unsigned b, unsigned stride, uint8_t* out);
 
-// AVX-512 F, BW, VBMI and GFNI (bitpack_avx512.cc).
+// The vector page loops take pages whose block size is one of these (what mkfs picks from); every other
+// block size is decoded by the portable code. Their last block, when partial, goes to decode_block.
+inline constexpr bool vector_block(unsigned b) {
+  return b == 16 || b == 32 || b == 64 || b == 128;
+}
+
+// Every block of a page whose metadata was checked, with a vector_block() size: AVX-512 F, BW, VBMI and
+// GFNI (bitpack_avx512.cc), or AVX2 (bitpack_avx2.cc).
 bool avx512_bitpack_usable();
-// Every block of an int16 page with 32-sample blocks, whose metadata was checked.
-void decode_int16_b32_avx512(const uint8_t* in, const Geometry& g, const Params& p, uint8_t* out);
+template <class U>
+void decode_page_avx512(const uint8_t* in, const Geometry& g, const Params& p, uint8_t* out);
+bool avx2_bitpack_usable();
+template <class U>
+void decode_page_avx2(const uint8_t* in, const Geometry& g, const Params& p, uint8_t* out);
 
 }  // namespace gdfs::bitpack

@@ -146,11 +146,13 @@ Status decode(const uint8_t* in, size_t in_size, const Params& p, uint8_t* out, 
               DecodePath path) {
   const Geometry g = geometry(out_size, p);
   if (!metadata_ok<U>(in, g, p, in_size)) return Status::kBadData;
-  if constexpr (sizeof(U) == 2) {
-    if (path == DecodePath::kAvx512 && p.block == 32) {
-      decode_int16_b32_avx512(in, g, p, out);
-      return Status::kOk;
+  if (path != DecodePath::kPortable && vector_block(p.block)) {
+    if (path == DecodePath::kAvx512) {
+      decode_page_avx512<U>(in, g, p, out);
+    } else {
+      decode_page_avx2<U>(in, g, p, out);
     }
+    return Status::kOk;
   }
   const uint8_t* src = in + g.meta();
   for (size_t i = 0; i < g.blocks; ++i) {
@@ -193,8 +195,29 @@ template void decode_block<uint16_t>(const uint8_t*, unsigned, unsigned, unsigne
 template void decode_block<uint32_t>(const uint8_t*, unsigned, unsigned, unsigned, unsigned, uint8_t*);
 
 DecodePath decode_path(DecodePath want) {
-  if (want == DecodePath::kPortable) return DecodePath::kPortable;
-  return avx512_bitpack_usable() ? DecodePath::kAvx512 : DecodePath::kPortable;
+  switch (want) {
+    case DecodePath::kPortable:
+      return DecodePath::kPortable;
+    case DecodePath::kAvx2:
+      return avx2_bitpack_usable() ? DecodePath::kAvx2 : DecodePath::kPortable;
+    default:
+      if (avx512_bitpack_usable()) return DecodePath::kAvx512;
+      return avx2_bitpack_usable() ? DecodePath::kAvx2 : DecodePath::kPortable;
+  }
+}
+
+const char* path_name(DecodePath p) {
+  switch (p) {
+    case DecodePath::kAuto:
+      return "auto";
+    case DecodePath::kPortable:
+      return "portable";
+    case DecodePath::kAvx512:
+      return "avx512";
+    case DecodePath::kAvx2:
+      return "avx2";
+  }
+  return "?";
 }
 
 Status decompress(const void* in, size_t in_size, const Params& p, void* out, size_t out_size,

@@ -177,7 +177,7 @@ int main(int argc, char** argv) {
         "GDeflate level %d, %zu-byte pages, bitpack decode path %s; decode MB/s: decoded bytes, one "
         "thread\n",
         level, page,
-        bp::decode_path(bp::DecodePath::kAuto) == bp::DecodePath::kAvx512 ? "avx512" : "portable");
+        bp::path_name(bp::decode_path(bp::DecodePath::kAuto)));
     std::printf("%-14s %-9s %6s %10s %10s %7s %8s %10s %10s %9s\n", "set", "codec", "pages", "bytes",
                 "stored", "ratio", "bitpack", "dec MB/s", "portable", "enc MB/s");
     for (const std::string& arg : sets) report(load_set(arg, page), level);

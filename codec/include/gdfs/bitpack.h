@@ -60,10 +60,13 @@ size_t compressed_size(const void* in, size_t n, const Params& p);
 // encoded size, or 0 when `out_cap` is too small or `p` is not valid. Deterministic.
 size_t compress(const void* in, size_t n, const Params& p, void* out, size_t out_cap);
 
-// Which decoder runs. Both give the same bytes and status on every input. kAuto takes AVX-512 (with
-// VBMI and GFNI) when the CPU has it, checked at run time; it speeds up int16 pages with 32-sample
-// blocks, and every other page is decoded by the portable code either way.
-enum class DecodePath : uint8_t { kAuto, kPortable, kAvx512 };
+// Which decoder runs. Every path gives the same bytes and status on every input. kAuto takes the best
+// the CPU has, checked at run time: AVX-512 (with VBMI and GFNI), then AVX2, then the portable code. A
+// path the CPU lacks falls back to the next one down (kAvx512 -> kAvx2 -> kPortable). The vector paths
+// cover int16 and int32 pages with blocks of 16, 32, 64 and 128 samples (what mkfs picks from); any
+// other block size is decoded by the portable code whatever the path.
+enum class DecodePath : uint8_t { kAuto, kPortable, kAvx512, kAvx2 };
+const char* path_name(DecodePath p);
 DecodePath decode_path(DecodePath want);  // what `want` resolves to on this CPU (never kAuto)
 
 // Decodes exactly `in_size` bytes into exactly `out_size` bytes. The input is untrusted: it never reads
