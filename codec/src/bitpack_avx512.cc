@@ -32,14 +32,16 @@ bool avx512_bitpack_usable() {
 #if defined(__x86_64__)
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("gfni");
+         __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("gfni") && __builtin_cpu_supports("bmi2");
 #else
   return false;
 #endif
 }
 
 #if defined(__x86_64__)
-#define GDFS_AVX512 __attribute__((target("avx512f,avx512bw,avx512vbmi,gfni")))
+#define GDFS_AVX512 __attribute__((target("avx512f,avx512bw,avx512vbmi,gfni,bmi2")))
+// For the per-block helpers: a call in the block loop costs a VZEROUPPER and spills the registers.
+#define GDFS_AVX512_INLINE __attribute__((target("avx512f,avx512bw,avx512vbmi,gfni,bmi2"), always_inline)) inline
 
 namespace {
 
@@ -128,12 +130,13 @@ GDFS_AVX512 __m512i lane_indices(const uint16_t* idx) {
   return _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx)));
 }
 
+// Steps stop at the block (or register) size: a shift past it would only add zeros or other blocks' lanes.
 template <unsigned S>
-GDFS_AVX512 Scan make_scan(unsigned stride) {
+GDFS_AVX512 Scan make_scan(unsigned stride, unsigned block) {
   constexpr unsigned kLanes = 64 / S;
   Scan s;
   uint16_t idx[32] = {};
-  for (unsigned d = stride; stride && d < kLanes; d *= 2, ++s.steps) {
+  for (unsigned d = stride; stride && d < kLanes && d < block; d *= 2, ++s.steps) {
     for (unsigned i = 0; i < kLanes; ++i) idx[i] = static_cast<uint16_t>(i >= d ? i - d : 0);
     s.from[s.steps] = lane_indices<S>(idx);
     s.keep[s.steps] = static_cast<uint32_t>(~((1ull << d) - 1));
@@ -144,36 +147,38 @@ GDFS_AVX512 Scan make_scan(unsigned stride) {
 }
 
 template <unsigned S>
-GDFS_AVX512 inline __m512i add(__m512i a, __m512i b) {
+GDFS_AVX512_INLINE __m512i add(__m512i a, __m512i b) {
   if constexpr (S == 2) return _mm512_add_epi16(a, b);
   return _mm512_add_epi32(a, b);
 }
 // Lane i of the result is lane idx[i] of v, or 0 where bit i of `keep` is clear.
 template <unsigned S>
-GDFS_AVX512 inline __m512i pick(uint32_t keep, __m512i idx, __m512i v) {
+GDFS_AVX512_INLINE __m512i pick(uint32_t keep, __m512i idx, __m512i v) {
   if constexpr (S == 2) return _mm512_maskz_permutexvar_epi16(keep, idx, v);
   return _mm512_maskz_permutexvar_epi32(static_cast<__mmask16>(keep), idx, v);
 }
 // Negates the lanes whose bit is set: sign-magnitude to two's complement.
 template <unsigned S>
-GDFS_AVX512 inline __m512i negate(__m512i v, uint32_t signs) {
+GDFS_AVX512_INLINE __m512i negate(__m512i v, uint32_t signs) {
   if constexpr (S == 2) return _mm512_mask_sub_epi16(v, signs, _mm512_setzero_si512(), v);
   return _mm512_mask_sub_epi32(v, static_cast<__mmask16>(signs), _mm512_setzero_si512(), v);
 }
 
+// Up to 64 bytes at p, of which only the first n (<= 64) are read; the rest are zero.
+GDFS_AVX512_INLINE __m512i load_first(const uint8_t* p, unsigned n) {
+  return _mm512_maskz_loadu_epi8(_bzhi_u64(~0ull, n < 64 ? n : 64), p);  // BZHI reads n's low byte only
+}
+
 // Sign bitmap and `rate` planes at p -> the signed differences of one block, kOutRegs registers.
+// Branch-free: at rate 0 every load is masked off (the block has neither), and the result is zero.
 template <unsigned S, unsigned NB>
-GDFS_AVX512 void unpack(const uint8_t* p, unsigned rate, __m512i* v) {
+GDFS_AVX512_INLINE void unpack(const uint8_t* p, unsigned rate, __m512i* v) {
   using Sh = Shape<S, NB>;
   using T = Tables<S, NB>;
   const uint8_t* planes = p + NB;
   const unsigned size = rate * NB;  // bytes of planes present; the planes past rate are all zero
   __m512i chunk[Sh::kChunks + 1];
-  for (unsigned c = 0; c < Sh::kChunks; ++c) {
-    const unsigned have = size > 64 * c ? size - 64 * c : 0;
-    const __mmask64 m = have >= 64 ? ~0ull : (1ull << have) - 1;
-    chunk[c] = _mm512_maskz_loadu_epi8(m, planes + 64 * c);
-  }
+  for (unsigned c = 0; c < Sh::kChunks; ++c) chunk[c] = load_first(planes + 64 * c, size > 64 * c ? size - 64 * c : 0);
   chunk[Sh::kChunks] = _mm512_setzero_si512();
   const __m512i identity = _mm512_set1_epi64(static_cast<long long>(0x8040201008040201ull));  // byte i = 1 << i
   const __m512i gather0 = _mm512_load_si512(T::kGather[0].data()), gather1 = _mm512_load_si512(T::kGather[1].data());
@@ -184,8 +189,9 @@ GDFS_AVX512 void unpack(const uint8_t* p, unsigned rate, __m512i* v) {
                                  : _mm512_permutexvar_epi8(gather0, chunk[c]);
     unit[r] = _mm512_gf2p8affine_epi64_epi8(identity, src, 0);
   }
-  uint64_t signs[2] = {0, 0};
-  std::memcpy(signs, p, NB);
+  const __m128i sign_bytes = _mm512_castsi512_si128(load_first(p, rate ? NB : 0));
+  const uint64_t signs[2] = {static_cast<uint64_t>(_mm_cvtsi128_si64(sign_bytes)),
+                             static_cast<uint64_t>(_mm_extract_epi64(sign_bytes, 1))};
   for (unsigned o = 0; o < Sh::kOutRegs; ++o) {
     const unsigned n0 = o * Sh::kLanes;  // the register's first sample
     const __m512i* t = reinterpret_cast<const __m512i*>(T::kInterleave[2 * o].data());
@@ -196,40 +202,61 @@ GDFS_AVX512 void unpack(const uint8_t* p, unsigned rate, __m512i* v) {
                                                   unit[Sh::unit_reg(n0, 3)]);
       x = _mm512_mask_blend_epi8(0xCCCCCCCCCCCCCCCCull, x, hi);  // bytes 2 and 3 of every sample
     }
-    const uint32_t s = static_cast<uint32_t>(signs[n0 / 64] >> (n0 % 64));
-    v[o] = negate<S>(x, Sh::kLanes == 32 ? s : s & 0xFFFF);
+    const uint32_t sg = static_cast<uint32_t>(signs[n0 / 64] >> (n0 % 64));
+    v[o] = negate<S>(x, Sh::kLanes == 32 ? sg : sg & 0xFFFF);
+  }
+}
+
+// Outlier expansion for k-byte outliers into S-byte lanes: byte b < k of lane i comes from byte i * k + b
+// of the packed outliers; the mask keeps those bytes and zeroes the rest.
+struct OutlierSpread {
+  std::array<uint8_t, 64> idx[5];
+  uint64_t keep[5];
+};
+template <unsigned S>
+constexpr OutlierSpread make_outlier_spread() {
+  OutlierSpread t{};
+  for (unsigned k = 0; k <= S; ++k) {
+    for (unsigned i = 0; i < 64; ++i) {
+      const unsigned lane = i / S, b = i % S;
+      if (b >= k) continue;
+      t.idx[k][i] = static_cast<uint8_t>((lane * k + b) % 64);
+      t.keep[k] |= 1ull << i;
+    }
+  }
+  return t;
+}
+template <unsigned S>
+alignas(64) constexpr OutlierSpread kOutlierSpread = make_outlier_spread<S>();
+
+// Replaces the first `outliers` differences of v[0] with the k-byte outliers packed at src, sign-extended
+// (at most the stride of them, so they lie in the first register). Branch-free: whether a block has
+// outliers, and their width, change from block to block unpredictably.
+template <class U>
+GDFS_AVX512_INLINE void put_outliers(const uint8_t* src, unsigned k, unsigned outliers, __m512i* v) {
+  constexpr unsigned S = sizeof(U);
+  const OutlierSpread& t = kOutlierSpread<S>;
+  const __m512i packed = load_first(src, k * outliers);
+  const __m512i idx = _mm512_load_si512(t.idx[k].data());
+  const __m512i x = _mm512_maskz_permutexvar_epi8(t.keep[k], idx, packed);
+  const __m128i unused = _mm_cvtsi32_si128(static_cast<int>(8 * (S - k)));  // high bits to sign-fill
+  if constexpr (S == 2) {
+    const __m512i w = _mm512_sra_epi16(_mm512_sll_epi16(x, unused), unused);
+    v[0] = _mm512_mask_mov_epi16(v[0], _bzhi_u32(~0u, outliers), w);
+  } else {
+    const __m512i w = _mm512_sra_epi32(_mm512_sll_epi32(x, unused), unused);
+    v[0] = _mm512_mask_mov_epi32(v[0], static_cast<__mmask16>(_bzhi_u32(~0u, outliers)), w);
   }
 }
 
 template <class U, unsigned NB>
-GDFS_AVX512 void block(const uint8_t* src, unsigned rate, unsigned k, unsigned stride, const Scan& scan,
-                       uint8_t* out) {
+GDFS_AVX512_INLINE void block(const uint8_t* src, unsigned rate, unsigned k, unsigned outliers, unsigned stride,
+                       const Scan& scan, uint8_t* out) {
   constexpr unsigned S = sizeof(U);
   using Sh = Shape<S, NB>;
   __m512i v[Sh::kOutRegs];
-  const unsigned outliers = k ? outlier_count(stride, 8 * NB) : 0;
-  if (rate) {
-    unpack<S, NB>(src + k * outliers, rate, v);
-  } else {
-    for (auto& x : v) x = _mm512_setzero_si512();
-  }
-  // Outliers: the first `outliers` differences (at most the stride, so within the first register).
-  if (stride <= 1) {  // one or none: a blend, as the two kinds of block alternate unpredictably
-    const U first = read_outlier<U>(src, k);  // 0 when k == 0
-    if constexpr (S == 2) {
-      v[0] = _mm512_mask_set1_epi16(v[0], static_cast<__mmask32>(k != 0), static_cast<short>(first));
-    } else {
-      v[0] = _mm512_mask_set1_epi32(v[0], static_cast<__mmask16>(k != 0), static_cast<int>(first));
-    }
-  } else if (outliers) {
-    alignas(64) U first[64 / S];
-    for (unsigned j = 0; j < outliers; ++j) first[j] = read_outlier<U>(src + j * k, k);
-    if constexpr (S == 2) {
-      v[0] = _mm512_mask_loadu_epi16(v[0], (1u << outliers) - 1, first);
-    } else {
-      v[0] = _mm512_mask_loadu_epi32(v[0], static_cast<__mmask16>((1u << outliers) - 1), first);
-    }
-  }
+  unpack<S, NB>(src + k * outliers, rate, v);
+  put_outliers<U>(src, k, outliers, v);
   for (unsigned o = 0; o < Sh::kOutRegs; ++o) {
     for (unsigned i = 0; i < scan.steps; ++i) v[o] = add<S>(v[o], pick<S>(scan.keep[i], scan.from[i], v[o]));
     if (o && stride) v[o] = add<S>(v[o], pick<S>(~0u, scan.carry, v[o - 1]));
@@ -241,23 +268,34 @@ GDFS_AVX512 void block(const uint8_t* src, unsigned rate, unsigned k, unsigned s
   }
 }
 
-template <class U, unsigned NB>
+// kMeta: metadata bytes per block (1: plain, 2: outlier mode). The page's fields are copied to locals:
+// the output is bytes, which the compiler must assume could alias them.
+template <class U, unsigned NB, unsigned kMeta>
 GDFS_AVX512 void page(const uint8_t* in, const Geometry& g, const Params& p, uint8_t* out) {
   constexpr unsigned kBlock = 8 * NB;
-  const Scan scan = make_scan<sizeof(U)>(p.stride);
-  const uint8_t* src = in + g.meta();
-  for (size_t i = 0; i < g.blocks; ++i) {
-    const unsigned b = i + 1 == g.blocks ? g.last : kBlock;
-    const unsigned rate = in[i * g.meta_each];
-    const unsigned k = g.meta_each == 2 ? outlier_bytes(in[i * 2 + 1]) : 0;
-    if (b == kBlock) {
-      block<U, NB>(src, rate, k, p.stride, scan, out + i * kBlock * sizeof(U));
-    } else {
-      decode_block<U>(src, rate, k, b, p.stride, out + i * kBlock * sizeof(U));
-    }
-    src += k * outlier_count(p.stride, b) + planes_cost(rate, b);
+  const unsigned stride = p.stride, n_out = outlier_count(stride, kBlock);
+  const size_t blocks = g.blocks, whole = blocks && g.last < kBlock ? blocks - 1 : blocks;
+  const Scan scan = make_scan<sizeof(U)>(stride, kBlock);
+  const uint8_t* src = in + blocks * kMeta;
+  for (size_t i = 0; i < whole; ++i) {
+    const unsigned rate = in[i * kMeta], sel = kMeta == 2 ? in[i * 2 + 1] : 0;
+    const unsigned k = (sel & kSelOutlier) * (((sel >> 1) & 3) + 1);  // outlier_bytes(), without a branch
+    const unsigned outliers = k ? n_out : 0;
+    block<U, NB>(src, rate, k, outliers, stride, scan, out + i * kBlock * sizeof(U));
+    src += k * outliers + (rate + (rate != 0)) * NB;  // planes_cost(), without a branch
+  }
+  if (whole < blocks) {
+    const unsigned rate = in[whole * kMeta], k = kMeta == 2 ? outlier_bytes(in[whole * 2 + 1]) : 0;
+    decode_block<U>(src, rate, k, g.last, stride, out + whole * kBlock * sizeof(U));
+    src += k * outlier_count(stride, g.last) + planes_cost(rate, g.last);
   }
   if (g.tail) std::memcpy(out + g.samples * sizeof(U), src, g.tail);
+}
+
+template <class U, unsigned NB>
+void page(const uint8_t* in, const Geometry& g, const Params& p, uint8_t* out) {
+  if (g.meta_each == 2) return page<U, NB, 2>(in, g, p, out);
+  return page<U, NB, 1>(in, g, p, out);
 }
 
 }  // namespace
