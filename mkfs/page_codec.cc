@@ -37,13 +37,6 @@ CodecChoice codec_for(const std::vector<CodecRule>& rules, const std::string& re
   return c;
 }
 
-namespace {
-// A block size other than 32 costs the AVX-512 decoder its fast path (int16, 32-sample blocks): it has
-// to save more than 1/kKeepB32 of the page. On the alsa WAVs, 1/64 would buy 2.0% smaller pages and
-// halve their decode speed on AVX-512; 1/32 keeps the fast path (bench/results/2026-11-21-bitpack-2-vm.txt).
-constexpr size_t kKeepB32 = 32;
-}  // namespace
-
 const std::vector<bitpack::Params>& bitpack_candidates() {
   using bitpack::Mode, bitpack::Type;
   static const std::vector<bitpack::Params> kCandidates = {
@@ -60,13 +53,15 @@ BitpackGuess best_bitpack(const uint8_t* in, size_t n) {
     const size_t size = bitpack::compressed_size(in, n, p);
     if (best.size == 0 || size < best.size) best = {p, size};
   }
-  // Refine the winner: other block sizes (see kKeepB32), then plain mode. 4 more size passes, no more.
-  const BitpackGuess b32 = best;
+  // Refine the winner: other block sizes, then plain mode. 4 more size passes, no more. Every size here
+  // has a vector decode path (AVX-512, AVX2), so the smallest simply wins; on real audio that is
+  // mostly 64 and 128 (bench/results/2026-11-21-bitpack-3-vm.txt).
+  const bitpack::Params b32 = best.params;
   for (const uint16_t block : {uint16_t{16}, uint16_t{64}, uint16_t{128}}) {
-    bitpack::Params q = b32.params;
+    bitpack::Params q = b32;
     q.block = block;
     const size_t size = bitpack::compressed_size(in, n, q);
-    if (size + b32.size / kKeepB32 < b32.size && size < best.size) best = {q, size};
+    if (size < best.size) best = {q, size};
   }
   bitpack::Params q = best.params;
   q.mode = bitpack::Mode::kPlain;

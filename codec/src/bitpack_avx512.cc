@@ -32,7 +32,8 @@ bool avx512_bitpack_usable() {
 #if defined(__x86_64__)
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("gfni") && __builtin_cpu_supports("bmi2");
+         __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("gfni") &&
+         __builtin_cpu_supports("bmi2");
 #else
   return false;
 #endif
@@ -41,7 +42,8 @@ bool avx512_bitpack_usable() {
 #if defined(__x86_64__)
 #define GDFS_AVX512 __attribute__((target("avx512f,avx512bw,avx512vbmi,gfni,bmi2")))
 // For the per-block helpers: a call in the block loop costs a VZEROUPPER and spills the registers.
-#define GDFS_AVX512_INLINE __attribute__((target("avx512f,avx512bw,avx512vbmi,gfni,bmi2"), always_inline)) inline
+#define GDFS_AVX512_INLINE \
+  __attribute__((target("avx512f,avx512bw,avx512vbmi,gfni,bmi2"), always_inline)) inline
 
 namespace {
 
@@ -50,10 +52,10 @@ using Table = std::array<uint8_t, 64>;
 // The geometry of one block shape: S-byte samples, NB bytes per plane.
 template <unsigned S, unsigned NB>
 struct Shape {
-  static constexpr unsigned kUnits = NB * S;                          // 8x8 bit matrices per block
-  static constexpr unsigned kUnitRegs = (kUnits + 7) / 8;             // registers of units
-  static constexpr unsigned kChunks = (8 * S * NB + 63) / 64;         // 64-byte chunks of planes, at most
-  static constexpr unsigned kLanes = 64 / S;                          // samples per output register
+  static constexpr unsigned kUnits = NB * S;                            // 8x8 bit matrices per block
+  static constexpr unsigned kUnitRegs = (kUnits + 7) / 8;               // registers of units
+  static constexpr unsigned kChunks = (8 * S * NB + 63) / 64;           // 64-byte chunks of planes, at most
+  static constexpr unsigned kLanes = 64 / S;                            // samples per output register
   static constexpr unsigned kOutRegs = (8 * NB + kLanes - 1) / kLanes;  // output registers per block
   static constexpr unsigned kBlockBytes = 8 * NB * S;
   // The first chunk register r's units are gathered from (r's planes start there); NB = 16 also reads the
@@ -141,7 +143,8 @@ GDFS_AVX512 Scan make_scan(unsigned stride, unsigned block) {
     s.from[s.steps] = lane_indices<S>(idx);
     s.keep[s.steps] = static_cast<uint32_t>(~((1ull << d) - 1));
   }
-  for (unsigned i = 0; i < kLanes; ++i) idx[i] = static_cast<uint16_t>(stride ? kLanes - stride + i % stride : 0);
+  for (unsigned i = 0; i < kLanes; ++i)
+    idx[i] = static_cast<uint16_t>(stride ? kLanes - stride + i % stride : 0);
   s.carry = lane_indices<S>(idx);
   return s;
 }
@@ -178,10 +181,13 @@ GDFS_AVX512_INLINE void unpack(const uint8_t* p, unsigned rate, __m512i* v) {
   const uint8_t* planes = p + NB;
   const unsigned size = rate * NB;  // bytes of planes present; the planes past rate are all zero
   __m512i chunk[Sh::kChunks + 1];
-  for (unsigned c = 0; c < Sh::kChunks; ++c) chunk[c] = load_first(planes + 64 * c, size > 64 * c ? size - 64 * c : 0);
+  for (unsigned c = 0; c < Sh::kChunks; ++c)
+    chunk[c] = load_first(planes + 64 * c, size > 64 * c ? size - 64 * c : 0);
   chunk[Sh::kChunks] = _mm512_setzero_si512();
-  const __m512i identity = _mm512_set1_epi64(static_cast<long long>(0x8040201008040201ull));  // byte i = 1 << i
-  const __m512i gather0 = _mm512_load_si512(T::kGather[0].data()), gather1 = _mm512_load_si512(T::kGather[1].data());
+  const __m512i identity =
+      _mm512_set1_epi64(static_cast<long long>(0x8040201008040201ull));  // byte i = 1 << i
+  const __m512i gather0 = _mm512_load_si512(T::kGather[0].data()),
+                gather1 = _mm512_load_si512(T::kGather[1].data());
   __m512i unit[Sh::kUnitRegs];
   for (unsigned r = 0; r < Sh::kUnitRegs; ++r) {
     const unsigned c = Sh::chunk_of(r);
@@ -195,8 +201,8 @@ GDFS_AVX512_INLINE void unpack(const uint8_t* p, unsigned rate, __m512i* v) {
   for (unsigned o = 0; o < Sh::kOutRegs; ++o) {
     const unsigned n0 = o * Sh::kLanes;  // the register's first sample
     const __m512i* t = reinterpret_cast<const __m512i*>(T::kInterleave[2 * o].data());
-    __m512i x = _mm512_permutex2var_epi8(unit[Sh::unit_reg(n0, 0)], _mm512_load_si512(t),
-                                         unit[Sh::unit_reg(n0, 1)]);
+    __m512i x =
+        _mm512_permutex2var_epi8(unit[Sh::unit_reg(n0, 0)], _mm512_load_si512(t), unit[Sh::unit_reg(n0, 1)]);
     if constexpr (S == 4) {
       const __m512i hi = _mm512_permutex2var_epi8(unit[Sh::unit_reg(n0, 2)], _mm512_load_si512(t + 1),
                                                   unit[Sh::unit_reg(n0, 3)]);
@@ -250,8 +256,8 @@ GDFS_AVX512_INLINE void put_outliers(const uint8_t* src, unsigned k, unsigned ou
 }
 
 template <class U, unsigned NB>
-GDFS_AVX512_INLINE void block(const uint8_t* src, unsigned rate, unsigned k, unsigned outliers, unsigned stride,
-                       const Scan& scan, uint8_t* out) {
+GDFS_AVX512_INLINE void block(const uint8_t* src, unsigned rate, unsigned k, unsigned outliers,
+                              unsigned stride, const Scan& scan, uint8_t* out) {
   constexpr unsigned S = sizeof(U);
   using Sh = Shape<S, NB>;
   __m512i v[Sh::kOutRegs];

@@ -81,14 +81,15 @@ inline constexpr uint64_t spread_bits(uint8_t b) {
   return ((t + 0x7F7F7F7F7F7F7F7Full) >> 7) & 0x0101010101010101ull;       // nonzero byte -> 1, no carry out
 }
 
-// Sign-extends the `k`-byte little-endian outlier at p.
+// Sign-extends the `k`-byte little-endian outlier at p (k <= sizeof(U); 0 when k is 0, with no shift by
+// the full width, which would be undefined for int32).
 template <class U>
 U read_outlier(const uint8_t* p, unsigned k) {
   U v = 0;
   for (unsigned i = 0; i < k; ++i) v = static_cast<U>(v | U{p[i]} << (8 * i));
   const unsigned unused = 8 * (sizeof(U) - k);
   using S = std::make_signed_t<U>;
-  return unused ? static_cast<U>(static_cast<S>(static_cast<U>(v << unused)) >> unused) : v;
+  return unused && k ? static_cast<U>(static_cast<S>(static_cast<U>(v << unused)) >> unused) : v;
 }
 
 }  // namespace gdfs::bitpack

@@ -344,10 +344,9 @@ TEST_F(BitpackMalformed, InvalidParams) {
 TEST(BitpackCorruption, RandomDamageNeverCrashesAndPathsAgree) {
   std::mt19937 rng(99);
   for (int iter = 0; iter < 3000; ++iter) {
-    const bp::Params p =
-        params(rng() % 2 ? bp::Type::kInt32 : bp::Type::kInt16,
-               rng() % 2 ? bp::Mode::kOutlier : bp::Mode::kPlain, rng() % 3 ? 16u << rng() % 4 : 1 + rng() % 64,
-               rng() % 4);
+    const bp::Params p = params(rng() % 2 ? bp::Type::kInt32 : bp::Type::kInt16,
+                                rng() % 2 ? bp::Mode::kOutlier : bp::Mode::kPlain,
+                                rng() % 3 ? 16u << rng() % 4 : 1 + rng() % 64, rng() % 4);
     if (!bp::valid(p)) continue;
     const size_t n = rng() % 2000;
     Bytes page = encode(make_data(static_cast<int>(rng() % 4), n, rng), p);
