@@ -114,6 +114,22 @@ TEST_F(BitpackImage, StereoPagesUseStrideTwo) {
   EXPECT_NE(t.out.find(" S2 "), std::string::npos) << t.out;
 }
 
+// Every block size mkfs tries has a vector decoder, so none is favoured: the guess is at most the
+// smallest of them (plain mode may then shave a little more), and it is exactly what compress() writes.
+TEST(BitpackChoice, KeepsTheSmallestBlockSize) {
+  for (unsigned channels : {1u, 2u}) {
+    const Bytes page = pcm(32768 / channels, channels, 11);
+    const mkfs::BitpackGuess g = mkfs::best_bitpack(page.data(), page.size());
+    for (const uint16_t block : {16, 32, 64, 128}) {
+      bitpack::Params q = g.params;
+      q.block = block;
+      q.mode = bitpack::Mode::kOutlier;
+      EXPECT_LE(g.size, bitpack::compressed_size(page.data(), page.size(), q)) << "block " << block;
+    }
+    EXPECT_EQ(g.size, bitpack::compressed_size(page.data(), page.size(), g.params));
+  }
+}
+
 TEST(BitpackChoice, StereoPageGetsStrideTwoAndIsSmallerThanStrideOne) {
   const Bytes page = pcm(16384, 2, 5);  // one 65536-byte page
   const mkfs::BitpackGuess g = mkfs::best_bitpack(page.data(), page.size());
