@@ -174,12 +174,15 @@ void decode_block(const uint8_t* src, unsigned rate, unsigned k, unsigned b, uns
   const unsigned outliers = k ? outlier_count(stride, b) : 0;
   if (rate) {
     const uint8_t* p = src + k * outliers;
-    switch (b) {  // the usual block sizes, whole: group loops of constant trip count
+    switch (b) {  // the block sizes mkfs picks, whole: group loops of constant trip count
       case 32:
         unpack<U, 4>(p, rate, b, s);
         break;
       case 64:
         unpack<U, 8>(p, rate, b, s);
+        break;
+      case 128:
+        unpack<U, 16>(p, rate, b, s);
         break;
       default:
         unpack<U, 0>(p, rate, b, s);
