@@ -2,6 +2,9 @@
 
 #include <fnmatch.h>
 
+#include <algorithm>
+#include <bit>
+#include <cstring>
 #include <stdexcept>
 
 #include "gdfs/format.h"
@@ -47,18 +50,46 @@ const std::vector<bitpack::Params>& bitpack_candidates() {
   return kCandidates;
 }
 
+unsigned guess_interleave(const uint8_t* in, size_t n) {
+  constexpr size_t kProbe = 2048;  // samples: enough to see the pattern, cheap next to one size pass
+  const size_t count = std::min(n / 2, kProbe);
+  std::vector<int16_t> x(count);
+  if (count) std::memcpy(x.data(), in, count * 2);
+  unsigned best = 1;
+  uint64_t best_bits = UINT64_MAX;
+  for (unsigned s = 1; s <= bitpack::kMaxStride && s < count; ++s) {
+    uint64_t bits = 0;  // the bits the differences need: what the bit-plane coder pays, roughly
+    for (size_t i = s; i < count; ++i) {
+      const int d = x[i] - x[i - s];
+      bits += static_cast<unsigned>(std::bit_width(static_cast<unsigned>(d < 0 ? -d : d)));
+    }
+    if (bits < best_bits) best = s, best_bits = bits;
+  }
+  return best;
+}
+
 BitpackGuess best_bitpack(const uint8_t* in, size_t n) {
   BitpackGuess best;
-  for (const bitpack::Params& p : bitpack_candidates()) {
+  auto consider = [&](const bitpack::Params& p) {
     const size_t size = bitpack::compressed_size(in, n, p);
     if (best.size == 0 || size < best.size) best = {p, size};
+  };
+  for (const bitpack::Params& p : bitpack_candidates()) consider(p);
+  // Interleaved data with more than two channels (multichannel audio, ECG leads, image rows of a few
+  // pixels): its own stride, found by a cheap probe, as one more candidate. Its blocks hold at least 8
+  // samples per channel, so that the `s` whole first samples of each block (the outliers) do not swamp
+  // it; the refinement below tries the other sizes.
+  if (const unsigned s = guess_interleave(in, n); s > 2) {
+    const uint16_t block = s <= 4 ? 32 : (s <= 8 ? 64 : 128);
+    consider({bitpack::Type::kInt16, bitpack::Mode::kOutlier, block, static_cast<uint8_t>(s)});
   }
-  // Refine the winner: other block sizes, then plain mode. 4 more size passes, no more. Every size here
-  // has a vector decode path (AVX-512, AVX2), so the smallest simply wins; on real audio that is
+  // Refine the winner: the other block sizes, then plain mode. 4 more size passes, no more. Every size
+  // here has a vector decode path (AVX-512, AVX2), so the smallest simply wins; on real audio that is
   // mostly 64 and 128 (bench/results/2026-11-21-bitpack-3-vm.txt).
-  const bitpack::Params b32 = best.params;
-  for (const uint16_t block : {uint16_t{16}, uint16_t{64}, uint16_t{128}}) {
-    bitpack::Params q = b32;
+  const bitpack::Params first = best.params;
+  for (const uint16_t block : {uint16_t{16}, uint16_t{32}, uint16_t{64}, uint16_t{128}}) {
+    if (block == first.block || first.stride >= block) continue;
+    bitpack::Params q = first;
     q.block = block;
     const size_t size = bitpack::compressed_size(in, n, q);
     if (size < best.size) best = {q, size};

@@ -31,11 +31,15 @@ struct CodecRule {
 CodecChoice codec_for(const std::vector<CodecRule>& rules, const std::string& rel, CodecChoice fallback);
 
 // The bitpack params mkfs tries first on a page, in order; ties go to the earlier one. Outlier mode and
-// 32-sample blocks throughout (the AVX-512 decoder's fast path); strides 1 and 2 for mono and stereo.
+// 32-sample blocks throughout; strides 1 and 2 for mono and stereo.
 const std::vector<bitpack::Params>& bitpack_candidates();
-// The best params for `n` bytes at `in`, and their size (exact, nothing written): the best candidate,
-// then that one with 16-, 64- and 128-sample blocks (kept only when more than 1/32 smaller, since
-// only 32-sample blocks have the AVX-512 fast path), then in plain mode. 7 size passes per page.
+// The stride (1..bitpack::kMaxStride) whose int16 differences need the fewest bits over the first 2048
+// samples: the channel count of interleaved data, guessed without coding anything.
+unsigned guess_interleave(const uint8_t* in, size_t n);
+// The best params for `n` bytes at `in`, and their size (exact, nothing written): the best of the
+// candidates (plus int16 with the guess_interleave() stride when it is above 2), then that one with the
+// other block sizes of 16, 32, 64 and 128, then in plain mode; the smallest wins at each step. 7 or 8
+// size passes.
 struct BitpackGuess {
   bitpack::Params params;
   size_t size = 0;

@@ -114,6 +114,28 @@ TEST_F(BitpackImage, StereoPagesUseStrideTwo) {
   EXPECT_NE(t.out.find(" S2 "), std::string::npos) << t.out;
 }
 
+// Interleaved data with more channels than the fixed candidates (mono, stereo): the probe finds the
+// channel count and the page is coded with it, smaller than with stride 2.
+TEST(BitpackChoice, FindsTheChannelCountOfInterleavedData) {
+  for (unsigned channels : {1u, 2u, 5u, 12u}) {
+    const Bytes page = pcm(32768 / channels, channels, 3);
+    const unsigned guess = mkfs::guess_interleave(page.data(), page.size());
+    if (channels > 1) {
+      EXPECT_EQ(guess, channels);
+    } else {
+      EXPECT_LE(guess, 2u);
+    }
+    const mkfs::BitpackGuess g = mkfs::best_bitpack(page.data(), page.size());
+    if (channels > 2) {
+      EXPECT_EQ(g.params.stride, channels);
+      bitpack::Params two = g.params;
+      two.stride = 2;
+      EXPECT_LT(g.size, bitpack::compressed_size(page.data(), page.size(), two));
+    }
+  }
+  EXPECT_EQ(mkfs::guess_interleave(nullptr, 0), 1u);  // nothing to probe
+}
+
 // Every block size mkfs tries has a vector decoder, so none is favoured: the guess is at most the
 // smallest of them (plain mode may then shave a little more), and it is exactly what compress() writes.
 TEST(BitpackChoice, KeepsTheSmallestBlockSize) {
