@@ -154,8 +154,8 @@ void report(const Set& s, int level) {
   row("bitpack", b, true);
   row("auto", a, true);
   std::printf(
-      "%-14s estimate  bitpack size search (%zu candidates, interleave probe, refinements): %.1f MB/s (%.1f%% of the "
-      "gdeflate encode time)\n",
+      "%-14s estimate  bitpack size search (%zu candidates, interleave probe, refinements): %.1f MB/s "
+      "(%.1f%% of the gdeflate encode time)\n",
       s.label.c_str(), gdfs::mkfs::bitpack_candidates().size(), mb / estimate_s(s),
       100 * estimate_s(s) / g.encode_s);
 }
