@@ -167,7 +167,7 @@ GDFS_AVX512_INLINE __m512i negate(__m512i v, uint32_t signs) {
   return _mm512_mask_sub_epi32(v, static_cast<__mmask16>(signs), _mm512_setzero_si512(), v);
 }
 
-// Up to 64 bytes at p, of which only the first n (<= 64) are read; the rest are zero.
+// 64 bytes at p, of which only the first min(n, 64) are read; the rest are zero.
 GDFS_AVX512_INLINE __m512i load_first(const uint8_t* p, unsigned n) {
   return _mm512_maskz_loadu_epi8(_bzhi_u64(~0ull, n < 64 ? n : 64), p);  // BZHI reads n's low byte only
 }
