@@ -191,12 +191,15 @@ TEST_F(Engine, SequentialReaderGetsReadahead) {
   for (uint64_t off = 0; off < 3000017; off += 131072) {
     ASSERT_EQ(rig.read("/big", off, 131072, got, &st), 0);
     all.insert(all.end(), got.begin(), got.end());
+    // A reader slower than readahead, whatever the machine's load: otherwise the reader can claim every
+    // page before a busy pool runs the readahead task, and nothing below would be counted.
+    rig.engine->wait_readahead();
   }
   EXPECT_EQ(all, rig.truth("/big", 0, 4 << 20));
-  rig.engine.reset();  // waits for readahead in flight
   EXPECT_GT(Stats::get(rig.stats.readahead_pages), 0u);
-  // The reader found pages that readahead prepared (or was preparing). How many depends on scheduling.
-  EXPECT_GT(Stats::get(rig.stats.cache_hits) + Stats::get(rig.stats.inflight_joins), 0u);
+  // After the first read, every page was prepared by readahead before the reader asked for it.
+  EXPECT_GT(Stats::get(rig.stats.cache_hits), 0u);
+  EXPECT_LE(Stats::get(rig.stats.cache_misses), 2u);
 }
 
 TEST_F(Engine, ConcurrentReadersAgree) {

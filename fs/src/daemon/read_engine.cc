@@ -28,6 +28,10 @@ ReadEngine::ReadEngine(const Image& image, PageCache& cache, Fetcher& fetcher, D
       opt_(options) {}
 
 ReadEngine::~ReadEngine() {
+  wait_readahead();
+}
+
+void ReadEngine::wait_readahead() {
   std::unique_lock lock(ahead_mu_);
   ahead_cv_.wait(lock, [this] { return ahead_tasks_ == 0; });
 }

@@ -73,6 +73,8 @@ class ReadEngine {
   // Appends slices covering [offset, offset + len) of regular file `ino`, clipped at end of file.
   // Returns 0, or EIO after logging one line per bad page (image, inode, path, page).
   int read(uint32_t ino, uint64_t offset, size_t len, std::vector<Slice>& out, ReadState* state = nullptr);
+  // Returns once no readahead is in flight (tests use it to take scheduling out of their counts).
+  void wait_readahead();
 
  private:
   struct Want {
