@@ -429,7 +429,7 @@ GDFS_AVX2 void page(const uint8_t* in, const Geometry& g, const Params& p, uint8
   const unsigned stride = p.stride, each = g.meta_each;  // locals: the stores to `out` could alias g and p
   const Scan scan = make_scan<sizeof(U)>(stride);
   const unsigned outliers = outlier_count(stride, kBlock);
-  const size_t whole = g.blocks && g.last != kBlock ? g.blocks - 1 : g.blocks;  // blocks of kBlock samples
+  const size_t whole = whole_blocks(g, kBlock);
   const uint8_t* src = in + g.meta();
   for (size_t i = 0; i < whole; ++i) {
     const unsigned rate = in[i * each];
@@ -437,29 +437,14 @@ GDFS_AVX2 void page(const uint8_t* in, const Geometry& g, const Params& p, uint8
     block<U, NB>(src, rate, k, stride, outliers, scan, out + i * kBlock * sizeof(U));
     src += k * outliers + (rate + (rate != 0)) * NB;  // planes_cost() of a whole block
   }
-  if (whole < g.blocks) {  // a partial last block
-    const unsigned rate = in[whole * g.meta_each];
-    const unsigned k = g.meta_each == 2 ? outlier_bytes(in[whole * 2 + 1]) : 0;
-    decode_block<U>(src, rate, k, g.last, p.stride, out + whole * kBlock * sizeof(U));
-    src += k * outlier_count(p.stride, g.last) + planes_cost(rate, g.last);
-  }
-  if (g.tail) std::memcpy(out + g.samples * sizeof(U), src, g.tail);
+  finish_page<U>(in, g, p, whole, src, out);
 }
 
 }  // namespace
 
 template <class U>
 void decode_page_avx2(const uint8_t* in, const Geometry& g, const Params& p, uint8_t* out) {
-  switch (p.block) {  // vector_block() sizes only
-    case 16:
-      return page<U, 2>(in, g, p, out);
-    case 32:
-      return page<U, 4>(in, g, p, out);
-    case 64:
-      return page<U, 8>(in, g, p, out);
-    default:
-      return page<U, 16>(in, g, p, out);
-  }
+  with_plane_bytes(p.block, [&]<unsigned NB>() { page<U, NB>(in, g, p, out); });
 }
 
 #else  // not x86-64: never called, avx2_bitpack_usable() is false

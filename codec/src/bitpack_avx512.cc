@@ -280,9 +280,9 @@ template <class U, unsigned NB, unsigned kMeta>
 GDFS_AVX512 void page(const uint8_t* in, const Geometry& g, const Params& p, uint8_t* out) {
   constexpr unsigned kBlock = 8 * NB;
   const unsigned stride = p.stride, n_out = outlier_count(stride, kBlock);
-  const size_t blocks = g.blocks, whole = blocks && g.last < kBlock ? blocks - 1 : blocks;
+  const size_t whole = whole_blocks(g, kBlock);
   const Scan scan = make_scan<sizeof(U)>(stride, kBlock);
-  const uint8_t* src = in + blocks * kMeta;
+  const uint8_t* src = in + g.blocks * kMeta;
   for (size_t i = 0; i < whole; ++i) {
     const unsigned rate = in[i * kMeta], sel = kMeta == 2 ? in[i * 2 + 1] : 0;
     const unsigned k = (sel & kSelOutlier) * (((sel >> 1) & 3) + 1);  // outlier_bytes(), without a branch
@@ -290,12 +290,7 @@ GDFS_AVX512 void page(const uint8_t* in, const Geometry& g, const Params& p, uin
     block<U, NB>(src, rate, k, outliers, stride, scan, out + i * kBlock * sizeof(U));
     src += k * outliers + (rate + (rate != 0)) * NB;  // planes_cost(), without a branch
   }
-  if (whole < blocks) {
-    const unsigned rate = in[whole * kMeta], k = kMeta == 2 ? outlier_bytes(in[whole * 2 + 1]) : 0;
-    decode_block<U>(src, rate, k, g.last, stride, out + whole * kBlock * sizeof(U));
-    src += k * outlier_count(stride, g.last) + planes_cost(rate, g.last);
-  }
-  if (g.tail) std::memcpy(out + g.samples * sizeof(U), src, g.tail);
+  finish_page<U>(in, g, p, whole, src, out);
 }
 
 template <class U, unsigned NB>
@@ -308,16 +303,7 @@ void page(const uint8_t* in, const Geometry& g, const Params& p, uint8_t* out) {
 
 template <class U>
 void decode_page_avx512(const uint8_t* in, const Geometry& g, const Params& p, uint8_t* out) {
-  switch (p.block) {  // vector_block() sizes only
-    case 16:
-      return page<U, 2>(in, g, p, out);
-    case 32:
-      return page<U, 4>(in, g, p, out);
-    case 64:
-      return page<U, 8>(in, g, p, out);
-    default:
-      return page<U, 16>(in, g, p, out);
-  }
+  with_plane_bytes(p.block, [&]<unsigned NB>() { page<U, NB>(in, g, p, out); });
 }
 
 #else  // not x86-64: never called, avx512_bitpack_usable() is false

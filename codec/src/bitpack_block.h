@@ -2,6 +2,7 @@
 // loop, which takes the blocks it has a fast path for and hands the rest to the portable code.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "bitpack_layout.h"
@@ -18,6 +19,32 @@ void decode_block(const uint8_t* src, unsigned rate, unsigned k, unsigned b, uns
 inline constexpr bool vector_block(unsigned b) {
   return b == 16 || b == 32 || b == 64 || b == 128;
 }
+
+// Calls f.template operator()<NB>() with NB, the bytes per bit-plane, of a vector_block() size: the
+// vector page loops are templates on it.
+template <class F>
+void with_plane_bytes(unsigned block, F&& f) {
+  switch (block) {
+    case 16:
+      return f.template operator()<2>();
+    case 32:
+      return f.template operator()<4>();
+    case 64:
+      return f.template operator()<8>();
+    default:
+      return f.template operator()<16>();
+  }
+}
+
+// The blocks of `block` samples a page has whole: all but a partial last one.
+inline size_t whole_blocks(const Geometry& g, unsigned block) {
+  return g.blocks && g.last < block ? g.blocks - 1 : g.blocks;
+}
+// What a vector page loop leaves after its `whole` blocks, `src` just past them: the partial last block,
+// if any (by the portable code), and the raw tail bytes.
+template <class U>
+void finish_page(const uint8_t* in, const Geometry& g, const Params& p, size_t whole, const uint8_t* src,
+                 uint8_t* out);
 
 // Every block of a page whose metadata was checked, with a vector_block() size: AVX-512 F, BW, VBMI and
 // GFNI (bitpack_avx512.cc), or AVX2 (bitpack_avx2.cc).

@@ -197,6 +197,22 @@ void decode_block(const uint8_t* src, unsigned rate, unsigned k, unsigned b, uns
 template void decode_block<uint16_t>(const uint8_t*, unsigned, unsigned, unsigned, unsigned, uint8_t*);
 template void decode_block<uint32_t>(const uint8_t*, unsigned, unsigned, unsigned, unsigned, uint8_t*);
 
+template <class U>
+void finish_page(const uint8_t* in, const Geometry& g, const Params& p, size_t whole, const uint8_t* src,
+                 uint8_t* out) {
+  if (whole < g.blocks) {
+    const unsigned rate = in[whole * g.meta_each];
+    const unsigned k = g.meta_each == 2 ? outlier_bytes(in[whole * 2 + 1]) : 0;
+    decode_block<U>(src, rate, k, g.last, p.stride, out + whole * p.block * sizeof(U));
+    src += k * outlier_count(p.stride, g.last) + planes_cost(rate, g.last);
+  }
+  if (g.tail) std::memcpy(out + g.samples * sizeof(U), src, g.tail);
+}
+template void finish_page<uint16_t>(const uint8_t*, const Geometry&, const Params&, size_t, const uint8_t*,
+                                    uint8_t*);
+template void finish_page<uint32_t>(const uint8_t*, const Geometry&, const Params&, size_t, const uint8_t*,
+                                    uint8_t*);
+
 DecodePath decode_path(DecodePath want) {
   switch (want) {
     case DecodePath::kPortable:
