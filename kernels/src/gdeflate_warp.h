@@ -1,6 +1,6 @@
 // GDeflate page decoding by one warp: lane i decodes sub-stream i.
 //
-// The rules are those of ../shared/spec/CLARIFICATIONS.md, and the result (bytes and status) equals the
+// The rules are those of docs/GDEFLATE.md, and the result (bytes and status) equals the
 // CPU decoder's (codec/src/decoder.cc) on every input, valid or not. How the warp does it:
 // - Each lane keeps its own 64-bit bit buffer. After every step the lanes that hold fewer than 32 bits
 //   take the next input words in lane order: a ballot and a popcount give each its word index.

@@ -1,4 +1,4 @@
-// The public reference vectors (shared/vectors/gdeflate): every page must decode exactly, and the
+// The public reference vectors (tests/data/gdeflate): every page must decode exactly, and the
 // decoder must refuse the wrong size, trailing words and sizes that are not a multiple of 4.
 #include <gtest/gtest.h>
 #include <zlib.h>
@@ -32,7 +32,7 @@ Loaded load(const VectorCase& c) {
   return l;
 }
 
-// CI must have the vectors (../shared/vectors next to the repo): a missing directory is a failure,
+// The vectors ship in the repository (tests/data/gdeflate): a missing directory is a failure,
 // not a skip, or the whole suite would pass vacuously.
 TEST(Vectors, DirectoryAndManifestExist) {
   ASSERT_TRUE(std::filesystem::is_directory(vectors_dir())) << vectors_dir();

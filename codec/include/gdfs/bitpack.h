@@ -1,7 +1,7 @@
 // The adaptive bit-plane page codec ("bitpack", codec 3): lossless per-block fixed-rate coding of
 // little-endian int16 or int32 samples, after a block-local first difference (cuSZp's Lorenzo + plain
-// or outlier-selection fixed-length coding, ../shared/spec/adaptive-bitpack-stage.txt). Meant for numeric
-// files: PCM audio, sensor streams, 16-bit images, integer columns.
+// or outlier-selection fixed-length coding, as cuSZp2 and FZGPUModules' AdaptiveBitpackStage describe it).
+// Meant for numeric files: PCM audio, sensor streams, 16-bit images, integer columns.
 //
 // A page's bitstream has no header: how to read it (sample type, block size, mode, stride) is the 16-bit
 // PageEntry::param, and its decoded size is PageEntry::usize. docs/FORMAT.md, section 4.1, is the
