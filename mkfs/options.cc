@@ -40,14 +40,14 @@ std::optional<int64_t> parse_sde(const char* s) {
 
 const CLI::Validator kCodec(
     [](std::string& s) {
-      return parse_codec(s) ? std::string() : std::string("must be gdeflate, bitpack or auto");
+      return page::parse_codec(s) ? std::string() : std::string("must be gdeflate, bitpack or auto");
     },
     "CODEC");
 
 const CLI::Validator kCodecRule(
     [](std::string& s) {
       const size_t eq = s.rfind('=');
-      if (eq == std::string::npos || eq == 0 || !parse_codec(std::string_view(s).substr(eq + 1)))
+      if (eq == std::string::npos || eq == 0 || !page::parse_codec(std::string_view(s).substr(eq + 1)))
         return std::string("must be GLOB=CODEC, CODEC one of gdeflate, bitpack, auto");
       return std::string();
     },
@@ -70,7 +70,7 @@ void add_options(CLI::App& app, Options& o, bool& all_root) {
       ->check(kPageSize)
       ->capture_default_str();
   app.add_option_function<std::string>(
-         "--codec", [&o](const std::string& s) { o.codec = *parse_codec(s); },
+         "--codec", [&o](const std::string& s) { o.codec = *page::parse_codec(s); },
          "Page codec: gdeflate; bitpack (bit-planes of int16/int32 samples, for numeric data); auto (the "
          "smallest per page, never a larger image than gdeflate). Default gdeflate")
       ->check(kCodec);
@@ -79,7 +79,8 @@ void add_options(CLI::App& app, Options& o, bool& all_root) {
          [&o](const std::vector<std::string>& rules) {
            for (const std::string& r : rules) {
              const size_t eq = r.rfind('=');
-             o.codec_rules.push_back({r.substr(0, eq), *parse_codec(std::string_view(r).substr(eq + 1))});
+             o.codec_rules.push_back(
+                 {r.substr(0, eq), *page::parse_codec(std::string_view(r).substr(eq + 1))});
            }
          },
          "Codec for files whose relative path or name matches GLOB (fnmatch; repeatable, the last match "

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "page_codec.h"
+#include "gdfs/page_encode.h"
 
 namespace CLI {
 class App;
@@ -25,8 +25,8 @@ struct Options {
   uint32_t page_size = 65536;  // power of two, 4096..65536
   bool dedupe = true;
 
-  CodecChoice codec = CodecChoice::kGDeflate;  // --codec: every page, tail packs included
-  std::vector<CodecRule> codec_rules;          // --codec-for GLOB=CODEC, in order: the last match wins
+  page::CodecChoice codec = page::CodecChoice::kGDeflate;  // --codec: every page, tail packs included
+  std::vector<page::CodecRule> codec_rules;  // --codec-for GLOB=CODEC, in order: the last match wins
 
   std::vector<std::string> excludes;         // fnmatch patterns against the relative path and the basename
   std::optional<uint32_t> uid, gid;          // owner overrides (--all-root sets both to 0 unless given)

@@ -123,7 +123,7 @@ class Packer {
       throw MkfsError(quoted(n.path) + " is too large: more than 2^32 - 1 pages of " + std::to_string(page_) +
                       " bytes");
     const UniqueFd fd(open_source(n));
-    file_codec_ = codec_for(o_.codec_rules, n.path, o_.codec);
+    file_codec_ = page::codec_for(o_.codec_rules, n.path, o_.codec);
     file_runs_ = r_.runs.size();
     file_holes_ = 0;
     uint64_t data_end = 0;  // end of the data extent the current page is in
@@ -238,7 +238,7 @@ class Packer {
   PackResult r_;
 
   std::unique_ptr<PageJob> spare_ = std::make_unique<PageJob>();  // the page being read
-  CodecChoice file_codec_ = CodecChoice::kGDeflate;               // the current file's codec
+  page::CodecChoice file_codec_ = page::CodecChoice::kGDeflate;   // the current file's codec
   size_t file_runs_ = 0;                                          // the current file's first HoleRun
   uint32_t file_holes_ = 0;                                       // the current file's hole pages so far
   std::unordered_map<Key, uint32_t, KeyHash> pages_;              // first entry with these contents
@@ -246,7 +246,7 @@ class Packer {
   std::vector<uint8_t> pack_;           // the current tail pack
   std::vector<uint32_t> pack_entries_;  // tail pack ordinal -> page table index
   std::unordered_map<Key, TailRef, KeyHash> tails_;
-  gdeflate::Decompressor dec_;
+  PageDecoder dec_;
   std::vector<uint8_t> stored_, cached_;
   uint32_t cached_pack_ = format::kNone;
 

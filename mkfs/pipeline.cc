@@ -19,9 +19,9 @@ std::span<const uint8_t> stored_bytes(const PageJob& job) {
 }  // namespace
 
 void compress_job(PageJob& job, gdeflate::Compressor& comp) {
-  Encoded e;
+  page::Encoded e;
   e.bytes = std::move(job.packed);  // reuse its capacity
-  encode_page(job.raw, job.choice, comp, e);
+  page::encode_page(job.raw, job.choice, comp, e);
   job.codec = e.codec;
   job.param = e.param;
   job.packed = std::move(e.bytes);
@@ -30,24 +30,16 @@ void compress_job(PageJob& job, gdeflate::Compressor& comp) {
   job.ucheck = checksum32(job.raw.data(), job.raw.size());
 }
 
-void read_entry(const ImageWriter& image, const format::PageEntry& e, gdeflate::Decompressor& dec,
+void read_entry(const ImageWriter& image, const format::PageEntry& e, PageDecoder& dec,
                 std::vector<uint8_t>& stored, std::vector<uint8_t>& out) {
   out.resize(e.usize);
   if (e.codec == format::kCodecStored) return image.read_at(e.offset, out.data(), out.size());
   stored.resize(e.csize);
   image.read_at(e.offset, stored.data(), stored.size());
-  if (e.codec == format::kCodecBitpack) {
-    const auto p = bitpack::from_param(e.param);
-    const bitpack::Status s =
-        p ? bitpack::decompress(stored.data(), stored.size(), *p, out.data(), out.size())
-          : bitpack::Status::kBadParam;
-    if (s != bitpack::Status::kOk)
-      throw std::logic_error(std::string("a page just written does not decode: ") + bitpack::status_name(s));
-    return;
-  }
-  const gdeflate::Status s = dec.decompress(stored.data(), stored.size(), out.data(), out.size());
-  if (s != gdeflate::Status::kOk)
-    throw std::logic_error(std::string("a page just written does not decode: ") + gdeflate::status_name(s));
+  const CodecResult r =
+      dec.decode_codec(e.codec, e.param, stored.data(), stored.size(), out.data(), out.size());
+  if (r != CodecResult::kOk)
+    throw std::logic_error("a page just written does not decode (" + codec_name(e.codec) + ")");
 }
 
 Pipeline::Pipeline(ImageWriter& image, Progress& progress, int level, unsigned threads)
@@ -165,7 +157,7 @@ void Pipeline::worker() {
 void Pipeline::writer() {
   try {
     gdeflate::Compressor comp(level_);  // only for hash collisions, which are astronomically rare
-    gdeflate::Decompressor dec;
+    PageDecoder dec;
     std::vector<uint8_t> buf;
     for (;;) {
       std::unique_ptr<PageJob> job;
@@ -189,8 +181,7 @@ void Pipeline::writer() {
 }
 
 // Writes one job's page (or shares an earlier entry's) and appends its PageEntry.
-void Pipeline::commit(PageJob& job, gdeflate::Compressor& comp, gdeflate::Decompressor& dec,
-                      std::vector<uint8_t>& buf) {
+void Pipeline::commit(PageJob& job, gdeflate::Compressor& comp, PageDecoder& dec, std::vector<uint8_t>& buf) {
   PipelineStats& st = result_.stats;
   format::PageEntry e{};
   bool shared = false;

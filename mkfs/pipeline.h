@@ -20,7 +20,8 @@
 
 #include "gdfs/format.h"
 #include "gdfs/gdeflate.h"
-#include "page_codec.h"
+#include "gdfs/page.h"
+#include "gdfs/page_encode.h"
 
 namespace gdfs::mkfs {
 
@@ -31,7 +32,7 @@ struct PageJob {
   std::vector<uint8_t> raw;         // the page's bytes, 1..page size
   bool tail_pack = false;           // a tail pack rather than a file page
   uint32_t dup_of = format::kNone;  // candidate duplicate of this earlier entry
-  CodecChoice choice = CodecChoice::kGDeflate;
+  page::CodecChoice choice = page::CodecChoice::kGDeflate;
   // Filled in by a worker:
   std::vector<uint8_t> packed;  // GDeflate or bitpack bytes (unused when stored)
   uint8_t codec = 0;
@@ -73,8 +74,7 @@ class Pipeline {
  private:
   void worker();
   void writer();
-  void commit(PageJob& job, gdeflate::Compressor& comp, gdeflate::Decompressor& dec,
-              std::vector<uint8_t>& buf);
+  void commit(PageJob& job, gdeflate::Compressor& comp, PageDecoder& dec, std::vector<uint8_t>& buf);
   void fail(std::exception_ptr e);
   void stop_and_join();
   void throw_if_failed();  // caller holds mu_
@@ -103,10 +103,10 @@ class Pipeline {
   std::vector<std::thread> threads_;
 };
 
-// Encodes `raw` into `job` as its `choice` says (page_codec.h), with `comp` for GDeflate.
+// Encodes `raw` into `job` as its `choice` says (gdfs/page_encode.h), with `comp` for GDeflate.
 void compress_job(PageJob& job, gdeflate::Compressor& comp);
 // Reads an entry's stored bytes back from the image and decodes them into `out` (entry.usize bytes).
-void read_entry(const ImageWriter& image, const format::PageEntry& e, gdeflate::Decompressor& dec,
+void read_entry(const ImageWriter& image, const format::PageEntry& e, PageDecoder& dec,
                 std::vector<uint8_t>& stored, std::vector<uint8_t>& out);
 
 }  // namespace gdfs::mkfs

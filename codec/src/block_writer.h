@@ -11,8 +11,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "gdfs/deflate64.h"
 #include "lane_writer.h"
-#include "tables.h"
 #include "tokens.h"
 
 namespace gdfs::gdeflate {

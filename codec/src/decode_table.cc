@@ -2,7 +2,7 @@
 
 #include <array>
 
-#include "tables.h"
+#include "gdfs/deflate64.h"
 
 namespace gdfs::gdeflate {
 namespace {

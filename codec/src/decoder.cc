@@ -6,9 +6,9 @@
 
 #include "decode_table.h"
 #include "decoder_rounds.h"
+#include "gdfs/deflate64.h"
 #include "gdfs/gdeflate.h"
 #include "lane_reader.h"
-#include "tables.h"
 
 namespace gdfs::gdeflate {
 namespace {

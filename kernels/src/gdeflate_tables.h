@@ -10,6 +10,7 @@
 #pragma once
 #include <cstdint>
 
+#include "gdfs/deflate64.h"
 #include "simt.h"
 
 namespace gdfs::gpu::gdw {
@@ -19,7 +20,7 @@ inline constexpr uint32_t kEob = 1u << 11;
 inline constexpr uint32_t kLong = 1u << 12;  // main-table miss: walk the longer codes
 inline constexpr uint32_t kBad = 1u << 13;   // no code, or litlen symbol 286/287
 
-inline constexpr unsigned kMaxCodeLen = 15;
+inline constexpr unsigned kMaxCodeLen = gdeflate::kMaxCodeLen;
 
 GDFS_DEV uint32_t entry_len(uint32_t e) {
   return e & 31u;
@@ -39,7 +40,8 @@ GDFS_DEV uint32_t entry_full_value(uint32_t e, uint64_t bits) {
 enum class Alphabet : uint8_t { kLitlen, kDist, kPrecode };
 
 // What a symbol decodes to (without its code length), computed rather than tabulated so that device
-// code needs no constant tables. Lengths and distances are DEFLATE64's (CLARIFICATIONS.md section 9).
+// code needs no constant tables. Lengths and distances are DEFLATE64's
+// (gdfs/deflate64.h, whose tables a unit test compares with this function symbol by symbol).
 GDFS_DEV uint32_t symbol_entry(Alphabet a, unsigned s) {
   if (a == Alphabet::kPrecode) {
     const unsigned extra = s == 16 ? 2 : s == 17 ? 3 : s == 18 ? 7 : 0;

@@ -58,13 +58,13 @@ void walk(const Image& img) {
         (void)img.xattr_value(p).size();
       }
       switch (img.type(d.ino)) {
-        case 0040000u:
+        case format::kTypeDir:
           dirs.push_back(d.ino);
           break;
-        case 0120000u:
+        case format::kTypeLnk:
           check(img.symlink_target(d.ino).size() == in.size);
           break;
-        case 0100000u:
+        case format::kTypeReg:
           walk_file(img, d.ino, dec);
           break;
         default:

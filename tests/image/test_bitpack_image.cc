@@ -17,7 +17,7 @@
 #include "gdfs/format.h"
 #include "gdfs/gdeflate.h"
 #include "gdfs/image.h"
-#include "mkfs/page_codec.h"
+#include "gdfs/page_encode.h"
 #include "tree_util.h"
 
 namespace gdfs::test {
@@ -119,13 +119,13 @@ TEST_F(BitpackImage, StereoPagesUseStrideTwo) {
 TEST(BitpackChoice, FindsTheChannelCountOfInterleavedData) {
   for (unsigned channels : {1u, 2u, 5u, 12u}) {
     const Bytes page = pcm(32768 / channels, channels, 3);
-    const unsigned guess = mkfs::guess_interleave(page.data(), page.size());
+    const unsigned guess = page::guess_interleave(page.data(), page.size());
     if (channels > 1) {
       EXPECT_EQ(guess, channels);
     } else {
       EXPECT_LE(guess, 2u);
     }
-    const mkfs::BitpackGuess g = mkfs::best_bitpack(page.data(), page.size());
+    const page::BitpackGuess g = page::best_bitpack(page.data(), page.size());
     if (channels > 2) {
       EXPECT_EQ(g.params.stride, channels);
       bitpack::Params two = g.params;
@@ -133,7 +133,7 @@ TEST(BitpackChoice, FindsTheChannelCountOfInterleavedData) {
       EXPECT_LT(g.size, bitpack::compressed_size(page.data(), page.size(), two));
     }
   }
-  EXPECT_EQ(mkfs::guess_interleave(nullptr, 0), 1u);  // nothing to probe
+  EXPECT_EQ(page::guess_interleave(nullptr, 0), 1u);  // nothing to probe
 }
 
 // Every block size mkfs tries has a vector decoder, so none is favoured: the guess is at most the
@@ -141,7 +141,7 @@ TEST(BitpackChoice, FindsTheChannelCountOfInterleavedData) {
 TEST(BitpackChoice, KeepsTheSmallestBlockSize) {
   for (unsigned channels : {1u, 2u}) {
     const Bytes page = pcm(32768 / channels, channels, 11);
-    const mkfs::BitpackGuess g = mkfs::best_bitpack(page.data(), page.size());
+    const page::BitpackGuess g = page::best_bitpack(page.data(), page.size());
     for (const uint16_t block : {16, 32, 64, 128}) {
       bitpack::Params q = g.params;
       q.block = block;
@@ -154,7 +154,7 @@ TEST(BitpackChoice, KeepsTheSmallestBlockSize) {
 
 TEST(BitpackChoice, StereoPageGetsStrideTwoAndIsSmallerThanStrideOne) {
   const Bytes page = pcm(16384, 2, 5);  // one 65536-byte page
-  const mkfs::BitpackGuess g = mkfs::best_bitpack(page.data(), page.size());
+  const page::BitpackGuess g = page::best_bitpack(page.data(), page.size());
   EXPECT_EQ(g.params.type, bitpack::Type::kInt16);
   EXPECT_EQ(g.params.stride, 2);
   bitpack::Params s1 = g.params;
@@ -165,9 +165,9 @@ TEST(BitpackChoice, StereoPageGetsStrideTwoAndIsSmallerThanStrideOne) {
               unsigned{g.params.block}, one);
   // Whatever bitpack picks, auto is never larger than gdeflate-only.
   gdeflate::Compressor comp;
-  mkfs::Encoded a, d;
-  mkfs::encode_page(page, mkfs::CodecChoice::kAuto, comp, a);
-  mkfs::encode_page(page, mkfs::CodecChoice::kGDeflate, comp, d);
+  page::Encoded a, d;
+  page::encode_page(page, page::CodecChoice::kAuto, comp, a);
+  page::encode_page(page, page::CodecChoice::kGDeflate, comp, d);
   const size_t as = a.codec == format::kCodecStored ? page.size() : a.bytes.size();
   const size_t ds = d.codec == format::kCodecStored ? page.size() : d.bytes.size();
   EXPECT_LE(as, ds);

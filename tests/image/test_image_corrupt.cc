@@ -79,7 +79,7 @@ class Corrupt : public ::testing::Test {
     return table<format::Attr>(b, format::kSecAttrs,
                                table<format::Inode>(b, format::kSecInodes, inode_index)->attr)
                ->mode &
-           0170000u;
+           format::kTypeMask;
   }
   static inline TempDir* dir_ = nullptr;
   static inline Bytes* good_ = nullptr;
@@ -199,21 +199,21 @@ TEST_F(Corrupt, CraftedRecordsAreRefused) {
       {"file size past its pages",
        [](Bytes& b) {
          for (size_t i = 0; i < sb(b).inode_count; ++i)
-           if (type_of(b, i) == 0100000) table<Inode>(b, kSecInodes, i)->size += 1ull << 40;
+           if (type_of(b, i) == format::kTypeReg) table<Inode>(b, kSecInodes, i)->size += 1ull << 40;
        }},
       {"directories share entries",
        [](Bytes& b) {
          Inode* root = table<Inode>(b, kSecInodes, 0);
          for (size_t i = 1; i < sb(b).inode_count; ++i) {
            Inode* in = table<Inode>(b, kSecInodes, i);
-           if (type_of(b, i) == 0040000) in->a = root->a, in->b = root->b;
+           if (type_of(b, i) == format::kTypeDir) in->a = root->a, in->b = root->b;
          }
        }},
       {"tail offset past its pack",
        [](Bytes& b) {
          for (size_t i = 0; i < sb(b).inode_count; ++i) {
            Inode* in = table<Inode>(b, kSecInodes, i);
-           if (type_of(b, i) == 0100000 && in->b != kNone) in->c = 70000;
+           if (type_of(b, i) == format::kTypeReg && in->b != kNone) in->c = 70000;
          }
        }},
   };

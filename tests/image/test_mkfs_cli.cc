@@ -38,7 +38,7 @@ class Mkfs : public ::testing::Test {
       for (auto& d : img->dirents(ino)) {
         std::string p = path + "/" + std::string(img->name(d));
         out.push_back(p);
-        if (img->type(d.ino) == 0040000u) stack.push_back({d.ino, p});
+        if (img->type(d.ino) == format::kTypeDir) stack.push_back({d.ino, p});
       }
     }
     std::sort(out.begin(), out.end());

@@ -75,6 +75,31 @@ void check_page(const Bytes& page, size_t out_size, const std::string& what) {
   }
 }
 
+// The warp decoder computes each symbol's value and extra-bit count instead of loading the DEFLATE64
+// tables (device code has no constant tables); both must say the same for every symbol.
+TEST(EmuGdeflate, SymbolValuesMatchTheDeflate64Tables) {
+  namespace gd = gdfs::gdeflate;
+  using gpu::gdw::Alphabet;
+  for (unsigned s = 0; s < gd::kNumLitlenSyms; ++s) {
+    const uint32_t e = gpu::gdw::symbol_entry(Alphabet::kLitlen, s);
+    if (s < 256) {
+      EXPECT_EQ(e, (s << 16) | gpu::gdw::kLiteral) << s;
+    } else if (s == gd::kEob) {
+      EXPECT_EQ(e, gpu::gdw::kEob);
+    } else if (s >= gd::kNumUsableLitlen) {
+      EXPECT_EQ(e, gpu::gdw::kBad) << s;
+    } else {
+      EXPECT_EQ(gpu::gdw::entry_value(e), gd::kLenBase[s - 257]) << s;
+      EXPECT_EQ(gpu::gdw::entry_extra(e), gd::kLenExtra[s - 257]) << s;
+    }
+  }
+  for (unsigned s = 0; s < gd::kNumDistSyms; ++s) {
+    const uint32_t e = gpu::gdw::symbol_entry(Alphabet::kDist, s);
+    EXPECT_EQ(gpu::gdw::entry_value(e), gd::kDistBase[s]) << s;
+    EXPECT_EQ(gpu::gdw::entry_extra(e), gd::kDistExtra[s]) << s;
+  }
+}
+
 TEST(EmuGdeflate, EveryPublicVector) {
   const auto all = read_manifest(vectors_dir() + "/MANIFEST.tsv");
   ASSERT_GE(all.size(), 50u);

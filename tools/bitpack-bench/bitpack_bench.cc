@@ -20,14 +20,15 @@
 #include "gdfs/bitpack.h"
 #include "gdfs/format.h"
 #include "gdfs/gdeflate.h"
-#include "page_codec.h"
+#include "gdfs/page.h"
+#include "gdfs/page_encode.h"
 
 namespace {
 
 namespace bp = gdfs::bitpack;
 namespace gd = gdfs::gdeflate;
-using gdfs::mkfs::CodecChoice;
-using gdfs::mkfs::Encoded;
+using gdfs::page::CodecChoice;
+using gdfs::page::Encoded;
 using Bytes = std::vector<uint8_t>;
 using Clock = std::chrono::steady_clock;
 
@@ -72,7 +73,7 @@ Coded code_set(const Set& s, CodecChoice choice, gd::Compressor& comp) {
   Coded c;
   c.pages.resize(s.pages.size());
   const auto t0 = Clock::now();
-  for (size_t i = 0; i < s.pages.size(); ++i) gdfs::mkfs::encode_page(s.pages[i], choice, comp, c.pages[i]);
+  for (size_t i = 0; i < s.pages.size(); ++i) gdfs::page::encode_page(s.pages[i], choice, comp, c.pages[i]);
   c.encode_s = std::chrono::duration<double>(Clock::now() - t0).count();
   for (size_t i = 0; i < s.pages.size(); ++i) {
     const Encoded& e = c.pages[i];
@@ -82,27 +83,19 @@ Coded code_set(const Set& s, CodecChoice choice, gd::Compressor& comp) {
   return c;
 }
 
-// Decodes one page as the reader would; false on any error.
-bool decode_page(const Encoded& e, const Bytes& raw, gd::Decompressor& dec, bp::DecodePath path,
-                 uint8_t* out) {
-  switch (e.codec) {
-    case gdfs::format::kCodecStored:
-      std::memcpy(out, raw.data(), raw.size());
-      return true;
-    case gdfs::format::kCodecGDeflate:
-      return dec.decompress(e.bytes.data(), e.bytes.size(), out, raw.size()) == gd::Status::kOk;
-    default:
-      return bp::decompress(e.bytes.data(), e.bytes.size(), *bp::from_param(e.param), out, raw.size(),
-                            path) == bp::Status::kOk;
-  }
+// Decodes one page as the reader would (the page layer, on bitpack path `path`); false on any error.
+bool decode_page(const Encoded& e, const Bytes& raw, gdfs::PageDecoder& dec, uint8_t* out) {
+  const bool stored = e.codec == gdfs::format::kCodecStored;  // its stored bytes are the raw ones
+  const Bytes& in = stored ? raw : e.bytes;
+  return dec.decode_codec(e.codec, e.param, in.data(), in.size(), out, raw.size()) == gdfs::CodecResult::kOk;
 }
 
 // Single-thread decode speed in MB/s of decoded bytes: the best of 7 passes, each at least ~50 ms.
 double decode_mb_s(const Set& s, const Coded& c, bp::DecodePath path) {
-  gd::Decompressor dec;
+  gdfs::PageDecoder dec(gd::DecodePath::kAuto, path);
   Bytes out(gd::kMaxPageBytes);
   for (size_t i = 0; i < s.pages.size(); ++i) {  // verify before timing
-    if (!decode_page(c.pages[i], s.pages[i], dec, path, out.data()) ||
+    if (!decode_page(c.pages[i], s.pages[i], dec, out.data()) ||
         std::memcmp(out.data(), s.pages[i].data(), s.pages[i].size()) != 0)
       throw std::runtime_error(s.label + ": page " + std::to_string(i) + " does not round-trip");
   }
@@ -112,7 +105,7 @@ double decode_mb_s(const Set& s, const Coded& c, bp::DecodePath path) {
     const auto t0 = Clock::now();
     for (size_t r = 0; r < reps; ++r)
       for (size_t i = 0; i < s.pages.size(); ++i)
-        g_sink = decode_page(c.pages[i], s.pages[i], dec, path, out.data());
+        g_sink = decode_page(c.pages[i], s.pages[i], dec, out.data());
     const double t = std::chrono::duration<double>(Clock::now() - t0).count() / static_cast<double>(reps);
     best = std::min(best, t);
     if (t * static_cast<double>(reps) < 0.05) reps *= 2, --pass;  // too short to time: redo with more
@@ -123,7 +116,7 @@ double decode_mb_s(const Set& s, const Coded& c, bp::DecodePath path) {
 // The auto overhead over gdeflate-only: the bitpack size estimate of every candidate on every page.
 double estimate_s(const Set& s) {
   const auto t0 = Clock::now();
-  for (const Bytes& p : s.pages) g_sink = gdfs::mkfs::best_bitpack(p.data(), p.size()).size;
+  for (const Bytes& p : s.pages) g_sink = gdfs::page::best_bitpack(p.data(), p.size()).size;
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
@@ -156,7 +149,7 @@ void report(const Set& s, int level) {
   std::printf(
       "%-14s estimate  bitpack size search (%zu candidates, interleave probe, refinements): %.1f MB/s "
       "(%.1f%% of the gdeflate encode time)\n",
-      s.label.c_str(), gdfs::mkfs::bitpack_candidates().size(), mb / estimate_s(s),
+      s.label.c_str(), gdfs::page::bitpack_candidates().size(), mb / estimate_s(s),
       100 * estimate_s(s) / g.encode_s);
 }
 

@@ -159,14 +159,14 @@ bool parse_args(int argc, char** argv, Args& a, bool& help, std::string& err) {
       a.level = static_cast<int>(n);
     } else if (opt == "--codec") {
       if (!value(v)) return false;
-      const auto c = mkfs::parse_codec(v);
+      const auto c = page::parse_codec(v);
       if (!c) return bad(v);
       a.codec = *c;
     } else if (opt == "--codec-for") {
       if (!value(v)) return false;
       const size_t eq = v.rfind('=');
       if (eq == std::string::npos || eq == 0) return bad(v);
-      const auto c = mkfs::parse_codec(std::string_view(v).substr(eq + 1));
+      const auto c = page::parse_codec(std::string_view(v).substr(eq + 1));
       if (!c) return bad(v);
       a.codec_rules.push_back({v.substr(0, eq), *c});
     } else if (opt == "--batches") {

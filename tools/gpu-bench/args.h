@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "page_codec.h"
+#include "gdfs/page_encode.h"
 
 namespace gdfs::gpubench {
 
@@ -20,8 +20,8 @@ struct Args {
   std::string name;                // corpus label; default: the first path's last component
   uint64_t max_bytes = 0;          // 0: no limit
   int level = 6;
-  mkfs::CodecChoice codec = mkfs::CodecChoice::kGDeflate;
-  std::vector<mkfs::CodecRule> codec_rules;
+  page::CodecChoice codec = page::CodecChoice::kGDeflate;
+  std::vector<page::CodecRule> codec_rules;
 
   std::vector<uint32_t> batches;  // 0 means "all pages"
   uint32_t max_launches = 2000;

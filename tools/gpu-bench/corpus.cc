@@ -68,27 +68,14 @@ double ms_since(Clock::time_point t0) {
 
 }  // namespace
 
-const char* codec_name(uint8_t codec) {
-  switch (codec) {
-    case format::kCodecStored:
-      return "stored";
-    case format::kCodecGDeflate:
-      return "gdeflate";
-    case format::kCodecBitpack:
-      return "bitpack";
-    default:
-      return "?";
-  }
-}
-
 Corpus load_corpus(const Args& a, unsigned threads) {
   Corpus c;
   c.name = a.name;
   c.roots = a.paths;
   c.level = a.level;
-  c.codec_desc = mkfs::codec_choice_name(a.codec);
-  for (const mkfs::CodecRule& r : a.codec_rules)
-    c.codec_desc += "; " + r.glob + "=" + mkfs::codec_choice_name(r.codec);
+  c.codec_desc = page::codec_choice_name(a.codec);
+  for (const page::CodecRule& r : a.codec_rules)
+    c.codec_desc += "; " + r.glob + "=" + page::codec_choice_name(r.codec);
   c.encode_threads = threads;
 
   const auto t0 = Clock::now();
@@ -130,10 +117,10 @@ Corpus load_corpus(const Args& a, unsigned threads) {
 
   // Code every page, one compressor per thread.
   const auto t1 = Clock::now();
-  std::vector<mkfs::Encoded> coded(c.pages.size());
-  std::vector<mkfs::CodecChoice> file_codec(used.size());
+  std::vector<page::Encoded> coded(c.pages.size());
+  std::vector<page::CodecChoice> file_codec(used.size());
   for (size_t i = 0; i < used.size(); ++i)
-    file_codec[i] = mkfs::codec_for(a.codec_rules, used[i].rel, a.codec);
+    file_codec[i] = page::codec_for(a.codec_rules, used[i].rel, a.codec);
   std::vector<gdeflate::Compressor> comps;
   std::vector<std::vector<uint8_t>> scratch(threads);
   for (unsigned t = 0; t < threads; ++t) comps.emplace_back(a.level);
@@ -143,7 +130,7 @@ Corpus load_corpus(const Args& a, unsigned threads) {
         const Page& p = c.pages[i];
         scratch[t].assign(c.raw.begin() + static_cast<ptrdiff_t>(p.raw_off),
                           c.raw.begin() + static_cast<ptrdiff_t>(p.raw_off + p.raw_size));
-        mkfs::encode_page(scratch[t], file_codec[page_file[i]], comps[t], coded[i]);
+        page::encode_page(scratch[t], file_codec[page_file[i]], comps[t], coded[i]);
       },
       1);
   c.encode_s = ms_since(t1) / 1e3;
@@ -199,9 +186,8 @@ uint64_t check_pages(const Corpus& c, const uint8_t* out, const uint32_t* ids, s
 CpuTiming cpu_decode(const Corpus& c, uint8_t* out, unsigned threads, unsigned reps) {
   CpuTiming r;
   r.threads = threads;
-  std::vector<gdeflate::Decompressor> decs;
-  for (unsigned t = 0; t < threads; ++t) decs.emplace_back(gdeflate::DecodePath::kAuto);
-  r.path = path_name(decs.front().path());
+  std::vector<PageDecoder> decs(threads);
+  r.path = path_name(gdeflate::Decompressor().path());
   std::atomic<uint64_t> failed{0};
   auto pass = [&] {
     parallel_for(
@@ -210,19 +196,8 @@ CpuTiming cpu_decode(const Corpus& c, uint8_t* out, unsigned threads, unsigned r
           const Page& p = c.pages[i];
           const uint8_t* in = c.enc.data() + p.enc_off;
           uint8_t* dst = out + p.out_off;
-          bool ok = true;
-          if (p.codec == format::kCodecGDeflate) {
-            ok = decs[t].decompress(in, p.enc_size, dst, p.raw_size) == gdeflate::Status::kOk;
-          } else if (p.codec == format::kCodecBitpack) {
-            const auto params = bitpack::from_param(p.param);
-            ok = params &&
-                 bitpack::decompress(in, p.enc_size, *params, dst, p.raw_size) == bitpack::Status::kOk;
-          } else if (p.codec == format::kCodecStored && p.enc_size == p.raw_size) {
-            std::memcpy(dst, in, p.raw_size);
-          } else {
-            ok = false;
-          }
-          if (!ok) ++failed;
+          if (decs[t].decode_codec(p.codec, p.param, in, p.enc_size, dst, p.raw_size) != CodecResult::kOk)
+            ++failed;
         },
         8);
   };

@@ -1,4 +1,4 @@
-// The corpus: files cut into 64 KiB pages, each coded as mkfs.gdfs codes it (mkfs/page_codec.h), and
+// The corpus: files cut into 64 KiB pages, each coded as mkfs.gdfs codes it (gdfs/page_encode.h), and
 // the CPU decoder over all of them (the baseline the GPU runs are compared with).
 #pragma once
 #include <cstdint>
@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "args.h"
+#include "gdfs/page.h"
 
 namespace gdfs::gpubench {
 
@@ -49,8 +50,6 @@ struct Corpus {
 // Reads and codes the corpus on `threads` threads. Throws std::runtime_error on I/O errors or an
 // empty corpus.
 Corpus load_corpus(const Args& a, unsigned threads);
-
-const char* codec_name(uint8_t codec);
 
 // Pages `ids[0, count)` (all pages when ids is null) in `out` (an out_bytes buffer) against the source.
 // Returns how many differ; *first_bad gets the smallest such index into ids (count when none).

@@ -11,7 +11,8 @@ namespace gdfs::inspect {
 int cat(const Options& o, std::ostream& out) {
   auto img = Image::open(o.image);
   const uint32_t ino = resolve_path(*img, o.path);
-  if (img->type(ino) != kReg) throw std::runtime_error(img->name() + ": " + o.path + ": not a regular file");
+  if (img->type(ino) != format::kTypeReg)
+    throw std::runtime_error(img->name() + ": " + o.path + ": not a regular file");
   constexpr size_t kChunk = size_t{1} << 20;
   std::vector<uint8_t> buf(kChunk);
   PageDecoder dec;

@@ -63,7 +63,7 @@ void extract_tree(const Image& img, uint32_t start, int root_fd, Restorer& r) {
     throw std::runtime_error(std::string("cannot duplicate a descriptor: ") + std::strerror(errno));
   dirs.push(first);
   auto enter = [&](const Entry& e) {
-    if (img.type(e.ino) != kDir) {
+    if (img.type(e.ino) != format::kTypeDir) {
       r.create(dirs.top(), e.name, e.ino, e.path);
       return false;
     }
@@ -121,7 +121,7 @@ int extract(const Options& o, std::ostream& out, std::ostream& err) {
     ~Closer() { ::close(fd); }
   } closer{root_fd};
   Restorer r(*img, err, root_fd, o.dir);
-  if (img->type(ino) == kDir) {
+  if (img->type(ino) == format::kTypeDir) {
     extract_tree(*img, ino, root_fd, r);
   } else {
     const std::string name = last_name(o.path);

@@ -52,28 +52,28 @@ Counts count_inodes(const Image& img) {
   Counts c;
   for (uint32_t ino = 1; ino <= img.inode_count(); ++ino) {
     const format::Attr& at = img.attr(ino);
-    switch (at.mode & kTypeMask) {
-      case kReg:
+    switch (at.mode & format::kTypeMask) {
+      case format::kTypeReg:
         ++c.files;
         break;
-      case kDir:
+      case format::kTypeDir:
         ++c.dirs;
         break;
-      case kLnk:
+      case format::kTypeLnk:
         ++c.symlinks;
         break;
-      case kChr:
-      case kBlk:
+      case format::kTypeChr:
+      case format::kTypeBlk:
         ++c.devices;
         break;
-      case kFifo:
+      case format::kTypeFifo:
         ++c.fifos;
         break;
-      case kSock:
+      case format::kTypeSock:
         ++c.sockets;
         break;
     }
-    if ((at.mode & kTypeMask) != kDir && at.nlink > 1) ++c.hardlinked;
+    if ((at.mode & format::kTypeMask) != format::kTypeDir && at.nlink > 1) ++c.hardlinked;
   }
   return c;
 }

@@ -15,7 +15,7 @@ struct Listed {
 };
 
 std::vector<Listed> collect(const Image& img, uint32_t ino, const Options& o) {
-  if (img.type(ino) != kDir) return {{ino, o.path}};
+  if (img.type(ino) != format::kTypeDir) return {{ino, o.path}};
   std::vector<Listed> list;
   walk(img, ino, "", [&](const Entry& e) {
     list.push_back({e.ino, e.path});
@@ -25,7 +25,7 @@ std::vector<Listed> collect(const Image& img, uint32_t ino, const Options& o) {
 }
 
 bool is_device(uint32_t mode) {
-  return (mode & kTypeMask) == kChr || (mode & kTypeMask) == kBlk;
+  return (mode & format::kTypeMask) == format::kTypeChr || (mode & format::kTypeMask) == format::kTypeBlk;
 }
 
 std::string size_column(const format::Inode& in, uint32_t mode) {
@@ -48,7 +48,7 @@ Json entry_json(const Image& img, const Listed& l) {
             {"mtime", at.mtime_sec},
             {"mtime_nsec", at.mtime_nsec}};
   if (is_device(at.mode)) j["rdev"] = {{"major", in.a}, {"minor", in.b}};
-  if ((at.mode & kTypeMask) == kLnk) j["target"] = std::string(img.symlink_target(l.ino));
+  if ((at.mode & format::kTypeMask) == format::kTypeLnk) j["target"] = std::string(img.symlink_target(l.ino));
   return j;
 }
 
@@ -58,7 +58,8 @@ void print_long(std::ostream& out, const Image& img, const std::vector<Listed>& 
     const format::Inode& in = img.inode(l.ino);
     const format::Attr& at = img.attr(l.ino);
     std::string name = printable(l.name);
-    if ((at.mode & kTypeMask) == kLnk) name += " -> " + printable(img.symlink_target(l.ino));
+    if ((at.mode & format::kTypeMask) == format::kTypeLnk)
+      name += " -> " + printable(img.symlink_target(l.ino));
     t.add({mode_string(at.mode), std::to_string(at.nlink), std::to_string(at.uid), std::to_string(at.gid),
            size_column(in, at.mode), short_time(at.mtime_sec), name});
   }

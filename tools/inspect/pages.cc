@@ -124,7 +124,8 @@ Row resolve_row(const Image& img, uint32_t ino, uint64_t i) {
 int pages(const Options& o, std::ostream& out) {
   auto img = Image::open(o.image);
   const uint32_t ino = resolve_path(*img, o.path);
-  if (img->type(ino) != kReg) throw std::runtime_error(img->name() + ": " + o.path + ": not a regular file");
+  if (img->type(ino) != format::kTypeReg)
+    throw std::runtime_error(img->name() + ": " + o.path + ": not a regular file");
   const uint64_t n = img->logical_pages(ino), size = img->inode(ino).size;
   Totals t;
   if (o.json) {

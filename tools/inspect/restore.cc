@@ -79,8 +79,8 @@ void Restorer::create(int dir_fd, std::string_view name, uint32_t ino, const std
     link_to_first(dir_fd, name, ino, rel);
     return;
   }
-  const bool ok = (in.mode & kTypeMask) == kReg ? write_file(dir_fd, name, ino, rel)
-                                                : make_special(dir_fd, name, ino, rel);
+  const bool ok = (in.mode & format::kTypeMask) == format::kTypeReg ? write_file(dir_fd, name, ino, rel)
+                                                                    : make_special(dir_fd, name, ino, rel);
   if (ok && in.nlink > 1) first_name_.emplace(ino, rel);
 }
 
@@ -141,25 +141,25 @@ bool Restorer::make_special(int dir_fd, std::string_view name, uint32_t ino, con
   const std::string n(name);
   const mode_t perm = mode & 07777u;
   int r = -1;
-  switch (mode & kTypeMask) {
-    case kLnk: {
+  switch (mode & format::kTypeMask) {
+    case format::kTypeLnk: {
       const std::string target(img_.symlink_target(ino));
       if (target.empty() || target.find('\0') != std::string::npos)
         return fail(rel, "symlink target cannot be represented (empty or has a NUL byte)", 0);
       r = create_replacing(dir_fd, n, [&] { return symlinkat(target.c_str(), dir_fd, n.c_str()); });
       break;
     }
-    case kChr:
-    case kBlk: {
-      const mode_t type = (mode & kTypeMask) == kChr ? S_IFCHR : S_IFBLK;
+    case format::kTypeChr:
+    case format::kTypeBlk: {
+      const mode_t type = (mode & format::kTypeMask) == format::kTypeChr ? S_IFCHR : S_IFBLK;
       r = create_replacing(dir_fd, n,
                            [&] { return mknodat(dir_fd, n.c_str(), type | perm, makedev(in.a, in.b)); });
       break;
     }
-    case kFifo:
+    case format::kTypeFifo:
       r = create_replacing(dir_fd, n, [&] { return mknodat(dir_fd, n.c_str(), S_IFIFO | perm, 0); });
       break;
-    case kSock:
+    case format::kTypeSock:
       r = create_replacing(dir_fd, n, [&] { return mknodat(dir_fd, n.c_str(), S_IFSOCK | perm, 0); });
       break;
     default:
@@ -223,7 +223,7 @@ bool Restorer::set_metadata(int fd, int dir_fd, std::string_view name, uint32_t 
     const int r = fd >= 0 ? fchown(fd, uid, gid) : fchownat(dir_fd, n.c_str(), uid, gid, AT_SYMLINK_NOFOLLOW);
     if (r != 0) ok = fail(rel, "cannot set the owner", errno);
   }
-  if ((in.mode & kTypeMask) != kLnk) {  // a symlink's mode means nothing on Linux
+  if ((in.mode & format::kTypeMask) != format::kTypeLnk) {  // a symlink's mode means nothing on Linux
     const mode_t perm = in.mode & 07777u;
     int r = fd >= 0 ? fchmod(fd, perm) : fchmodat(dir_fd, n.c_str(), perm, AT_SYMLINK_NOFOLLOW);
     // Older kernels lack fchmodat2; the entry was just created as a non-symlink, so following is safe.

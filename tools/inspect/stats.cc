@@ -79,7 +79,7 @@ Files file_stats(const Image& img) {
   std::map<std::pair<uint32_t, uint32_t>, uint64_t> tail_users;  // (pack entry, offset) -> tails there
   std::vector<std::pair<uint64_t, uint32_t>> sizes;
   for (uint32_t ino = 1; ino <= img.inode_count(); ++ino) {
-    if (img.type(ino) != kReg) continue;
+    if (img.type(ino) != format::kTypeReg) continue;
     const format::Inode& in = img.inode(ino);
     sizes.push_back({in.size, ino});
     count_holes(img, ino, f);

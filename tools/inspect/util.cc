@@ -20,26 +20,26 @@ uint32_t resolve_path(const Image& img, const std::string& path) {
 
 std::string mode_string(uint32_t mode) {
   std::string s = "?rwxrwxrwx";
-  switch (mode & kTypeMask) {
-    case kDir:
+  switch (mode & format::kTypeMask) {
+    case format::kTypeDir:
       s[0] = 'd';
       break;
-    case kReg:
+    case format::kTypeReg:
       s[0] = '-';
       break;
-    case kLnk:
+    case format::kTypeLnk:
       s[0] = 'l';
       break;
-    case kChr:
+    case format::kTypeChr:
       s[0] = 'c';
       break;
-    case kBlk:
+    case format::kTypeBlk:
       s[0] = 'b';
       break;
-    case kFifo:
+    case format::kTypeFifo:
       s[0] = 'p';
       break;
-    case kSock:
+    case format::kTypeSock:
       s[0] = 's';
       break;
   }
@@ -56,20 +56,20 @@ std::string mode_string(uint32_t mode) {
 }
 
 const char* type_name(uint32_t mode) {
-  switch (mode & kTypeMask) {
-    case kDir:
+  switch (mode & format::kTypeMask) {
+    case format::kTypeDir:
       return "dir";
-    case kReg:
+    case format::kTypeReg:
       return "file";
-    case kLnk:
+    case format::kTypeLnk:
       return "symlink";
-    case kChr:
+    case format::kTypeChr:
       return "chardev";
-    case kBlk:
+    case format::kTypeBlk:
       return "blockdev";
-    case kFifo:
+    case format::kTypeFifo:
       return "fifo";
-    case kSock:
+    case format::kTypeSock:
       return "socket";
   }
   return "unknown";
@@ -116,18 +116,6 @@ std::string printable(std::string_view name) {
     }
   }
   return s;
-}
-
-std::string codec_name(uint8_t codec) {
-  switch (codec) {
-    case format::kCodecStored:
-      return "stored";
-    case format::kCodecGDeflate:
-      return "gdeflate";
-    case format::kCodecBitpack:
-      return "bitpack";
-  }
-  return "codec " + std::to_string(codec);
 }
 
 std::string codec_label(const format::PageEntry& e) {

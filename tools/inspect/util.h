@@ -15,10 +15,6 @@ namespace gdfs::inspect {
 
 using Json = nlohmann::ordered_json;  // keeps keys in the order we write them: easier to read
 
-inline constexpr uint32_t kTypeMask = 0170000u;
-inline constexpr uint32_t kDir = 0040000u, kReg = 0100000u, kLnk = 0120000u;
-inline constexpr uint32_t kChr = 0020000u, kBlk = 0060000u, kFifo = 0010000u, kSock = 0140000u;
-
 // The inode at `path` inside the image; throws naming the image and the path when there is none.
 uint32_t resolve_path(const Image& img, const std::string& path);
 
@@ -34,7 +30,6 @@ std::string short_time(int64_t sec);
 // line of a listing and cannot drive the terminal. Other bytes, UTF-8 included, pass through unchanged.
 std::string printable(std::string_view name);
 // "stored", "gdeflate", "bitpack", or "codec N" for a value this build does not name.
-std::string codec_name(uint8_t codec);
 // How a page is coded, parameters included: "gdeflate", or for bitpack "bitpack i16 B32 S1 outlier" (sample
 // type, block size, stride, mode; docs/FORMAT.md 4.1).
 std::string codec_label(const format::PageEntry& e);

@@ -50,7 +50,7 @@ struct FileCheck {
 FileCheck check_files(const Image& img, const StoredPages& sp, const std::vector<PageStatus>& status) {
   FileCheck fc;
   for (uint32_t ino = 1; ino <= img.inode_count(); ++ino) {
-    if (img.type(ino) != kReg) continue;
+    if (img.type(ino) != format::kTypeReg) continue;
     ++fc.files;
     fc.file_bytes += img.inode(ino).size;
     try {

@@ -39,7 +39,7 @@ void walk(const Image& img, uint32_t start, const std::string& prefix, const Ent
     path += name;
     const bool descend = enter(Entry{top.dir, d.ino, name, path});
     // `top` may dangle after the push below; everything needed from it is read already.
-    if (descend && img.type(d.ino) == kDir) stack.push_back({d.ino, 0, path.size()});
+    if (descend && img.type(d.ino) == format::kTypeDir) stack.push_back({d.ino, 0, path.size()});
   }
 }
 

@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "gdfs/deflate64.h"
 #include "huffman.h"
 #include "lz/parser.h"
 #include "lz/parsers.h"
-#include "tables.h"
 
 using namespace gdfs::gdeflate;
 

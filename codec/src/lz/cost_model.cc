@@ -1,7 +1,7 @@
 #include "cost_model.h"
 
 #include "../huffman.h"
-#include "../tables.h"
+#include "gdfs/deflate64.h"
 
 namespace gdfs::gdeflate::lz {
 namespace {

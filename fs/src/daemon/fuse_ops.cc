@@ -12,12 +12,10 @@
 #include <vector>
 
 #include "daemon/daemon.h"
-#include "daemon/log.h"
+#include "engine/log.h"
 
 namespace gdfs::daemon {
 namespace {
-
-constexpr uint32_t kDir = 0040000u, kReg = 0100000u, kLnk = 0120000u, kChr = 0020000u, kBlk = 0060000u;
 
 Daemon& daemon_of(fuse_req_t req) {
   return *static_cast<Daemon*>(fuse_req_userdata(req));
@@ -30,7 +28,7 @@ void guarded(fuse_req_t req, Fn&& fn) {
   try {
     fn();
   } catch (const ImageError& e) {
-    log_line(LogLevel::kError, e.what());
+    engine::log_line(engine::LogLevel::kError, e.what());
     fuse_reply_err(req, EIO);
   } catch (const std::bad_alloc&) {
     fuse_reply_err(req, ENOMEM);
@@ -59,15 +57,15 @@ void fill_stat(const Image& img, uint32_t ino, struct stat& st) {
   st.st_size = static_cast<off_t>(in.size);
   st.st_blksize = img.page_size();
   uint64_t allocated = in.size;
-  const uint32_t type = a.mode & 0170000u;
-  if (type == kReg && (a.mode & format::kInodeSparse))
+  const uint32_t type = a.mode & format::kTypeMask;
+  if (type == format::kTypeReg && (a.mode & format::kInodeSparse))
     allocated =
         std::min<uint64_t>(in.size, (img.logical_pages(ino) - hole_pages(img, ino)) * img.page_size());
-  if (type == kChr || type == kBlk) {
+  if (type == format::kTypeChr || type == format::kTypeBlk) {
     st.st_rdev = makedev(in.a, in.b);
     allocated = 0;
   }
-  if (type == kLnk) allocated = 0;
+  if (type == format::kTypeLnk) allocated = 0;
   st.st_blocks = static_cast<blkcnt_t>((allocated + 511) / 512);
   st.st_mtim.tv_sec = a.mtime_sec;
   st.st_mtim.tv_nsec = a.mtime_nsec;
@@ -100,7 +98,8 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   guarded(req, [&] {
     Daemon& d = daemon_of(req);
     if (!valid_ino(d.image(), parent)) return (void)fuse_reply_err(req, ENOENT);
-    if (d.image().type(static_cast<uint32_t>(parent)) != kDir) return (void)fuse_reply_err(req, ENOTDIR);
+    if (d.image().type(static_cast<uint32_t>(parent)) != format::kTypeDir)
+      return (void)fuse_reply_err(req, ENOTDIR);
     const uint32_t ino = d.image().lookup(static_cast<uint32_t>(parent), name);
     // ino 0 with a timeout is a negative entry: the kernel remembers that the name does not exist.
     fuse_entry_param e = entry_for(d, ino);
@@ -121,7 +120,7 @@ void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
 void op_readlink(fuse_req_t req, fuse_ino_t ino) {
   guarded(req, [&] {
     Daemon& d = daemon_of(req);
-    if (!valid_ino(d.image(), ino) || d.image().type(static_cast<uint32_t>(ino)) != kLnk)
+    if (!valid_ino(d.image(), ino) || d.image().type(static_cast<uint32_t>(ino)) != format::kTypeLnk)
       return (void)fuse_reply_err(req, EINVAL);
     const std::string target(d.image().symlink_target(static_cast<uint32_t>(ino)));
     fuse_reply_readlink(req, target.c_str());
@@ -132,7 +131,8 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   guarded(req, [&] {
     Daemon& d = daemon_of(req);
     if (!valid_ino(d.image(), ino)) return (void)fuse_reply_err(req, ENOENT);
-    if (d.image().type(static_cast<uint32_t>(ino)) != kDir) return (void)fuse_reply_err(req, ENOTDIR);
+    if (d.image().type(static_cast<uint32_t>(ino)) != format::kTypeDir)
+      return (void)fuse_reply_err(req, ENOTDIR);
     if (d.zero_message_opendir) return (void)fuse_reply_err(req, ENOSYS);  // see Daemon
     fi->cache_readdir = 1;                                                 // listings never change
     fi->keep_cache = 1;
@@ -146,7 +146,7 @@ void readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool
     Daemon& d = daemon_of(req);
     const Image& img = d.image();
     const uint32_t dir = static_cast<uint32_t>(ino);
-    if (!valid_ino(img, ino) || img.type(dir) != kDir) return (void)fuse_reply_err(req, ENOTDIR);
+    if (!valid_ino(img, ino) || img.type(dir) != format::kTypeDir) return (void)fuse_reply_err(req, ENOTDIR);
     const auto ents = img.dirents(dir);
     std::vector<char> buf(size);
     size_t used = 0;
@@ -168,7 +168,7 @@ void readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool
       } else {
         struct stat st {};
         st.st_ino = child;
-        st.st_mode = img.mode(child) & 0170000u;
+        st.st_mode = img.mode(child) & format::kTypeMask;
         n = fuse_add_direntry(req, buf.data() + used, size - used, name.c_str(), &st, next);
       }
       if (n > size - used) break;
@@ -190,7 +190,8 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     Daemon& d = daemon_of(req);
     if (!valid_ino(d.image(), ino)) return (void)fuse_reply_err(req, ENOENT);
     if ((fi->flags & O_ACCMODE) != O_RDONLY) return (void)fuse_reply_err(req, EROFS);
-    if (d.image().type(static_cast<uint32_t>(ino)) != kReg) return (void)fuse_reply_err(req, EISDIR);
+    if (d.image().type(static_cast<uint32_t>(ino)) != format::kTypeReg)
+      return (void)fuse_reply_err(req, EISDIR);
     if (d.zero_message_open) return (void)fuse_reply_err(req, ENOSYS);  // see Daemon
     fi->keep_cache = 1;  // the image never changes: cached pages stay valid across opens
     fuse_reply_open(req, fi);
@@ -201,7 +202,7 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
   guarded(req, [&] {
     Daemon& d = daemon_of(req);
     if (off < 0) return (void)fuse_reply_err(req, EINVAL);
-    std::vector<Slice> slices;
+    std::vector<engine::Slice> slices;
     const uint32_t i = static_cast<uint32_t>(ino);
     const int err = d.engine().read(i, uint64_t(off), size, slices, &d.read_states().get(i));
     if (err) return (void)fuse_reply_err(req, err);
@@ -270,7 +271,7 @@ void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_i
     const Image& img = d.image();
     const uint32_t i = static_cast<uint32_t>(ino);
     if (whence != SEEK_DATA && whence != SEEK_HOLE) return (void)fuse_reply_err(req, EINVAL);
-    if (!valid_ino(img, ino) || img.type(i) != kReg) return (void)fuse_reply_err(req, EINVAL);
+    if (!valid_ino(img, ino) || img.type(i) != format::kTypeReg) return (void)fuse_reply_err(req, EINVAL);
     const uint64_t size = img.inode(i).size, ps = img.page_size();
     if (off < 0 || uint64_t(off) >= size) return (void)fuse_reply_err(req, ENXIO);
     uint64_t result = whence == SEEK_DATA ? uint64_t(off) : size;

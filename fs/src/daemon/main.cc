@@ -9,9 +9,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "daemon/batch_device.h"
 #include "daemon/daemon.h"
-#include "daemon/log.h"
+#include "engine/decode_device.h"
+#include "engine/log.h"
 
 namespace gdfs::daemon {
 namespace {
@@ -44,7 +44,7 @@ int serve(Daemon& daemon, Args& a) {
   if (fuse_set_signal_handlers(se) == 0) {
     if (fuse_session_mount(se, a.cmd.mountpoint) == 0) {
       fuse_daemonize(a.cmd.foreground);
-      log_to_syslog(!a.cmd.foreground);
+      engine::log_to_syslog(!a.cmd.foreground);
       daemon.start();
       int rc;
       if (a.cmd.singlethread) {
@@ -93,7 +93,7 @@ int gdfs_main(int argc, char** argv) {
   }
   // Asked before mounting, so that decoder=gpu without a GPU is an error, not a mount on the CPU.
   std::string why;
-  if (opt.decoder == DecoderChoice::kGpu && !probe_cuda_batch_device(why)) {
+  if (opt.decoder == DecoderChoice::kGpu && !engine::probe_cuda_decode_device(why)) {
     std::fprintf(stderr, "gdfs: -o decoder=gpu: no usable GPU (%s)\n", why.c_str());
     return 1;
   }

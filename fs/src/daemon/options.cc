@@ -125,12 +125,6 @@ bool parse_size(const std::string& text, uint64_t& out) {
   return true;
 }
 
-uint64_t default_cache_size() {
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  const uint64_t mem = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 1ull << 30;
-  return std::clamp<uint64_t>(mem / 8, 64ull << 20, 4ull << 30);
-}
-
 void print_usage(const char* prog) {
   std::printf(
       "usage: %s [options] IMAGE MOUNTPOINT\n"

@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <string>
 
-namespace gdfs::daemon {
+#include "gdfs/reader.h"
 
-enum class DecoderChoice { kAuto, kCpu, kGpu };
+namespace gdfs::daemon {
 
 struct DaemonOptions {
   std::string image;        // the first non-option argument
@@ -27,9 +27,6 @@ bool parse_options(fuse_args& args, DaemonOptions& out);
 
 // "512M", "2G", "65536" -> bytes. False on anything else.
 bool parse_size(const std::string& text, uint64_t& out);
-
-// An eighth of physical memory, between 64 MiB and 4 GiB.
-uint64_t default_cache_size();
 
 void print_usage(const char* prog);
 

@@ -1,0 +1,211 @@
+// The gdfs image format, version 1.0: every on-disk struct, in one place. docs/FORMAT.md is the normative
+// text; this header is its byte layout. All integers are little-endian, every struct is naturally
+// aligned, and the offset of every field is pinned by a static_assert below.
+//
+// An image is three regions:
+//   [0, 4096)                  superblock (512 bytes) and zero padding
+//   [data_offset, +data_size)  page data: compressed pages, each 4-byte aligned, no headers
+//   [meta_offset, +meta_size)  metadata sections (tables of the structs below), each 8-byte aligned
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace gdfs::format {
+
+inline constexpr char kMagic[8] = {'G', 'D', 'F', 'S', 'I', 'M', 'G', '1'};
+inline constexpr uint16_t kMajor = 1;  // a reader refuses any other major version
+inline constexpr uint16_t kMinor = 0;  // minor versions only add what old readers may ignore
+inline constexpr uint32_t kSuperblockSize = 512;
+inline constexpr uint64_t kDataOffset = 4096;  // page data starts here; 4 KiB keeps O_DIRECT possible
+inline constexpr uint32_t kPageAlign = 4;      // every page starts 4-byte aligned (GPU 32-bit loads)
+inline constexpr uint32_t kSectionAlign = 8;
+inline constexpr uint32_t kMinPageLog2 = 12;    // 4 KiB
+inline constexpr uint32_t kMaxPageLog2 = 16;    // 64 KiB, the largest GDeflate page
+inline constexpr uint32_t kNone = 0xFFFFFFFFu;  // "no index" in any u32 index field
+inline constexpr uint32_t kMaxNameLen = 255;
+inline constexpr uint32_t kRootIno = 1;  // inode numbers are 1-based table indices; 1 is the root
+
+// Feature bits. An unknown bit in `incompat` means "this reader would misread the image": refuse it.
+// An unknown bit in `compat` may be ignored.
+enum IncompatFeature : uint64_t {
+  kIncompatBitpack = 1ull << 0,  // some page uses kCodecBitpack; set exactly when one does
+};
+inline constexpr uint64_t kKnownIncompat = kIncompatBitpack;  // what this reader understands
+enum CompatFeature : uint64_t {
+  kCompatDedupe = 1ull << 0,    // some page-table entries share page data (informational)
+  kCompatTailPack = 1ull << 1,  // some file tails live in shared tail-pack pages (informational)
+};
+
+// Metadata sections, in the order mkfs writes them. Section i lives at sections[i] in the superblock.
+enum Section : uint32_t {
+  kSecInodes = 0,  // Inode[inode_count]
+  kSecAttrs,       // Attr[]: attribute records, shared by every inode whose attributes are equal
+  kSecDirents,     // Dirent[], each directory's entries contiguous and sorted by name bytes
+  kSecPages,       // PageEntry[page_count]
+  kSecSparse,      // SparseFile[], sorted by ino
+  kSecHoleRuns,    // HoleRun[]
+  kSecXattrSets,   // XattrSet[]
+  kSecXattrPairs,  // XattrPair[], each set's pairs contiguous and sorted by key bytes
+  kSecBlob,        // bytes: names, symlink targets, xattr keys and values
+  kSectionCount,
+};
+inline constexpr uint32_t kMaxSections = 12;  // slots in the superblock; unused slots are zero
+
+struct SectionRef {
+  uint64_t offset;  //  0: absolute image offset, multiple of 8, inside the metadata region
+  uint64_t size;    //  8: bytes; a multiple of the entry size for tables
+};
+
+struct Superblock {
+  char magic[8];                      //   0: kMagic
+  uint16_t major;                     //   8: kMajor
+  uint16_t minor;                     //  10: kMinor
+  uint32_t sb_size;                   //  12: kSuperblockSize
+  uint64_t compat;                    //  16: CompatFeature bits
+  uint64_t incompat;                  //  24: IncompatFeature bits
+  uint8_t uuid[16];                   //  32: derived from the contents (same tree -> same uuid)
+  char label[64];                     //  48: UTF-8 or any bytes, NUL-padded, not necessarily terminated
+  int64_t time_sec;                   // 112: image timestamp (see FORMAT.md: SOURCE_DATE_EPOCH, ...)
+  uint32_t time_nsec;                 // 120
+  uint32_t page_log2;                 // 124: page size = 1 << page_log2, 12..16
+  uint64_t image_size;                // 128: bytes; the file is at least this long
+  uint64_t data_offset;               // 136: kDataOffset
+  uint64_t data_size;                 // 144: bytes of page data (padding included)
+  uint64_t meta_offset;               // 152: data_offset + data_size rounded up to kSectionAlign
+  uint64_t meta_size;                 // 160: meta_offset + meta_size == image_size
+  uint64_t meta_checksum;             // 168: checksum64 of the whole metadata region
+  uint32_t inode_count;               // 176: == sections[kSecInodes].size / sizeof(Inode)
+  uint32_t mkfs_level;                // 180: GDeflate level used (informational)
+  uint64_t page_count;                // 184: == sections[kSecPages].size / sizeof(PageEntry)
+  uint64_t file_bytes;                // 192: sum of regular file sizes, each hardlinked file once
+  SectionRef sections[kMaxSections];  // 200: indexed by Section
+  uint8_t reserved[112];              // 392: zero
+  uint64_t sb_checksum;               // 504: checksum64 of bytes [0, 504)
+};
+
+// Page codecs. 0 is not a codec: holes are not pages (see SparseFile).
+enum Codec : uint8_t {
+  kCodecStored = 1,    // the bytes themselves; csize == usize
+  kCodecGDeflate = 2,  // one raw GDeflate page bitstream (codec/include/gdfs/gdeflate.h)
+  kCodecBitpack = 3,   // the bit-plane coder (codec/include/gdfs/bitpack.h); needs kIncompatBitpack
+};
+enum PageFlag : uint8_t {
+  kPageDeduped = 1u << 0,   // same bytes as an earlier entry (offset, csize and checksums equal)
+  kPageTailPack = 1u << 1,  // a tail pack: the concatenated tails of several files, not a file page
+  kPageKnownFlags = kPageDeduped | kPageTailPack,
+};
+
+// One page: where its stored bytes are, how to decode them, and what they must decode to.
+struct PageEntry {
+  uint64_t offset;    //  0: absolute image offset, multiple of kPageAlign, inside the data region
+  uint32_t csize;     //  8: stored bytes, >= 1
+  uint32_t usize;     // 12: decoded bytes, 1..page size
+  uint32_t ccheck;    // 16: checksum32 of the stored bytes
+  uint32_t ucheck;    // 20: checksum32 of the decoded bytes
+  uint8_t codec;      // 24: Codec
+  uint8_t flags;      // 25: PageFlag bits
+  uint16_t param;     // 26: codec parameter; 0 for stored and GDeflate, bitpack::to_param for bitpack
+  uint32_t reserved;  // 28: zero
+};
+
+// Inode type and per-type payload (a, b, c); the type is in the inode's Attr::mode.
+//   regular:  a = first PageEntry index of its pages, b = tail-pack PageEntry index or kNone,
+//             c = byte offset of the tail inside the decoded tail pack (0 if none)
+//   dir:      a = first Dirent index, b = Dirent count, c = parent inode (root: itself)
+//   symlink:  a = target offset in the blob, b = target length (== size), c = 0
+//   chr/blk:  a = major, b = minor, c = 0
+//   fifo/sock: a = b = c = 0
+// Inodes are small and attributes are shared: most trees have far fewer distinct (mode, nlink, owner,
+// mtime, xattrs) records than inodes (197 for the 83,731 inodes of the Linux source tree).
+struct Inode {
+  uint32_t attr;  //  0: Attr index
+  uint32_t a;     //  4: per-type payload, above
+  uint32_t b;     //  8
+  uint32_t c;     // 12
+  uint64_t size;  // 16: st_size (files: bytes; symlinks: target length; dirs: see FORMAT.md;
+                  //     devices, fifos, sockets: 0)
+};
+
+// File types in Attr::mode: POSIX's S_IF* values, named here so readers need no <sys/stat.h> and never
+// spell them as octal literals.
+inline constexpr uint32_t kTypeMask = 0170000u;
+inline constexpr uint32_t kTypeFifo = 0010000u;
+inline constexpr uint32_t kTypeChr = 0020000u;
+inline constexpr uint32_t kTypeDir = 0040000u;
+inline constexpr uint32_t kTypeBlk = 0060000u;
+inline constexpr uint32_t kTypeReg = 0100000u;
+inline constexpr uint32_t kTypeLnk = 0120000u;
+inline constexpr uint32_t kTypeSock = 0140000u;
+
+// Bits 16..31 of Attr::mode are gdfs flags (kInodeSparse), bits 0..15 the POSIX st_mode.
+inline constexpr uint32_t kInodeSparse = 1u << 16;  // a regular file with a SparseFile record
+inline constexpr uint32_t kInodeKnownFlags = kInodeSparse;
+
+struct Attr {
+  uint32_t mode;        //  0: st_mode (type and permission bits) | gdfs flags
+  uint32_t nlink;       //  4: directory entries naming the inode (dirs: 2 + subdirectories)
+  uint32_t uid;         //  8
+  uint32_t gid;         // 12
+  int64_t mtime_sec;    // 16
+  uint32_t mtime_nsec;  // 24: < 1e9
+  uint32_t xattr;       // 28: XattrSet index or kNone
+};
+
+// A directory entry. The name lives in the blob as one length byte (1..255) then the name's bytes.
+struct Dirent {
+  uint32_t name;  // 0: blob offset of the length-prefixed name
+  uint32_t ino;   // 4: inode number, 1..inode_count
+};
+
+// The holes of one sparse regular file: logical pages that read as zeros and have no PageEntry.
+struct SparseFile {
+  uint32_t ino;         //  0: the file's inode number; the table is sorted by it, no duplicates
+  uint32_t first_run;   //  4: index of its first HoleRun
+  uint32_t run_count;   //  8: >= 1
+  uint32_t hole_pages;  // 12: total pages in its runs
+};
+struct HoleRun {
+  uint32_t first_page;    // 0: logical page index where the run starts; runs are sorted, disjoint
+  uint32_t count;         // 4: >= 1
+  uint32_t holes_before;  // 8: sum of `count` over the file's earlier runs
+};
+
+struct XattrSet {
+  uint32_t first_pair;  // 0
+  uint32_t count;       // 4: >= 1
+};
+struct XattrPair {
+  uint32_t key;        // 0: blob offset of the length-prefixed key (1..255 bytes, e.g. "user.foo")
+  uint32_t value;      // 4: blob offset of the value
+  uint32_t value_len;  // 8: bytes, <= 65536
+};
+
+static_assert(sizeof(SectionRef) == 16);
+static_assert(sizeof(Superblock) == kSuperblockSize);
+static_assert(offsetof(Superblock, uuid) == 32 && offsetof(Superblock, label) == 48);
+static_assert(offsetof(Superblock, time_sec) == 112 && offsetof(Superblock, page_log2) == 124);
+static_assert(offsetof(Superblock, image_size) == 128 && offsetof(Superblock, meta_checksum) == 168);
+static_assert(offsetof(Superblock, inode_count) == 176 && offsetof(Superblock, page_count) == 184);
+static_assert(offsetof(Superblock, file_bytes) == 192 && offsetof(Superblock, sections) == 200);
+static_assert(offsetof(Superblock, reserved) == 392 && offsetof(Superblock, sb_checksum) == 504);
+static_assert(sizeof(PageEntry) == 32);
+static_assert(offsetof(PageEntry, ccheck) == 16 && offsetof(PageEntry, codec) == 24);
+static_assert(offsetof(PageEntry, param) == 26 && offsetof(PageEntry, reserved) == 28);
+static_assert(sizeof(Inode) == 24);
+static_assert(offsetof(Inode, a) == 4 && offsetof(Inode, c) == 12 && offsetof(Inode, size) == 16);
+static_assert(sizeof(Attr) == 32);
+static_assert(offsetof(Attr, uid) == 8 && offsetof(Attr, mtime_sec) == 16 && offsetof(Attr, xattr) == 28);
+static_assert(sizeof(Dirent) == 8 && sizeof(SparseFile) == 16 && sizeof(HoleRun) == 12);
+static_assert(sizeof(XattrSet) == 8 && sizeof(XattrPair) == 12);
+static_assert(kSectionCount <= kMaxSections);
+
+// Helpers every reader and writer agree on.
+inline constexpr uint64_t align_up(uint64_t v, uint64_t a) {
+  return (v + a - 1) / a * a;
+}
+// Logical pages of a file of `size` bytes with pages of 1 << log2 bytes.
+inline constexpr uint64_t page_count_of(uint64_t size, uint32_t log2) {
+  return (size + (uint64_t{1} << log2) - 1) >> log2;
+}
+
+}  // namespace gdfs::format

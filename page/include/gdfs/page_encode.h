@@ -1,0 +1,59 @@
+// Which codec a page gets (mkfs.gdfs --codec, --codec-for) and the encoding itself.
+//
+// gdeflate: GDeflate, or the raw bytes when that is not smaller. bitpack: the best of a few bitpack
+// guesses (sample type and stride; codec/include/gdfs/bitpack.h), or the raw bytes when that is not
+// smaller. auto: the smallest of GDeflate, the best bitpack guess and the raw bytes; bitpack only when
+// strictly smaller than GDeflate, so an auto image is never larger than a gdeflate one (every page is at
+// most its gdeflate size, and everything else in the image is the same).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gdfs/bitpack.h"
+#include "gdfs/gdeflate.h"
+
+namespace gdfs::page {
+
+enum class CodecChoice : uint8_t { kGDeflate, kBitpack, kAuto };
+std::optional<CodecChoice> parse_codec(std::string_view name);  // "gdeflate", "bitpack", "auto"
+const char* codec_choice_name(CodecChoice c);
+
+// --codec-for GLOB=CODEC: files whose relative path or name matches GLOB (fnmatch) get CODEC.
+struct CodecRule {
+  std::string glob;
+  CodecChoice codec = CodecChoice::kAuto;
+};
+// The codec of the file at `rel` (relative path): the last matching rule, else `fallback`.
+CodecChoice codec_for(const std::vector<CodecRule>& rules, const std::string& rel, CodecChoice fallback);
+
+// The bitpack params mkfs tries first on a page, in order; ties go to the earlier one. Outlier mode and
+// 32-sample blocks throughout; strides 1 and 2 for mono and stereo.
+const std::vector<bitpack::Params>& bitpack_candidates();
+// The stride (1..bitpack::kMaxStride) whose int16 differences need the fewest bits over the first 2048
+// samples: the channel count of interleaved data, guessed without coding anything.
+unsigned guess_interleave(const uint8_t* in, size_t n);
+// The best params for `n` bytes at `in`, and their size (exact, nothing written): the best of the
+// candidates (plus int16 with the guess_interleave() stride when it is above 2), then that one with the
+// other block sizes of 16, 32, 64 and 128, then in plain mode; the smallest wins at each step. 7 or 8
+// size passes.
+struct BitpackGuess {
+  bitpack::Params params;
+  size_t size = 0;
+};
+BitpackGuess best_bitpack(const uint8_t* in, size_t n);
+
+// One page, encoded: codec (format::Codec), param, and the stored bytes (empty for kCodecStored, whose
+// stored bytes are the raw ones).
+struct Encoded {
+  uint8_t codec = 0;
+  uint16_t param = 0;
+  std::vector<uint8_t> bytes;
+};
+void encode_page(const std::vector<uint8_t>& raw, CodecChoice choice, gdeflate::Compressor& comp,
+                 Encoded& out);
+
+}  // namespace gdfs::page

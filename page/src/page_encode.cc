@@ -1,0 +1,145 @@
+#include "gdfs/page_encode.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <stdexcept>
+
+#include "gdfs/format.h"
+
+namespace gdfs::page {
+
+std::optional<CodecChoice> parse_codec(std::string_view name) {
+  if (name == "gdeflate") return CodecChoice::kGDeflate;
+  if (name == "bitpack") return CodecChoice::kBitpack;
+  if (name == "auto") return CodecChoice::kAuto;
+  return std::nullopt;
+}
+
+const char* codec_choice_name(CodecChoice c) {
+  switch (c) {
+    case CodecChoice::kGDeflate:
+      return "gdeflate";
+    case CodecChoice::kBitpack:
+      return "bitpack";
+    case CodecChoice::kAuto:
+      return "auto";
+  }
+  return "?";
+}
+
+CodecChoice codec_for(const std::vector<CodecRule>& rules, const std::string& rel, CodecChoice fallback) {
+  const size_t slash = rel.rfind('/');
+  const std::string base = slash == std::string::npos ? rel : rel.substr(slash + 1);
+  CodecChoice c = fallback;
+  for (const CodecRule& r : rules)
+    if (fnmatch(r.glob.c_str(), rel.c_str(), 0) == 0 || fnmatch(r.glob.c_str(), base.c_str(), 0) == 0)
+      c = r.codec;
+  return c;
+}
+
+const std::vector<bitpack::Params>& bitpack_candidates() {
+  using bitpack::Mode, bitpack::Type;
+  static const std::vector<bitpack::Params> kCandidates = {
+      {Type::kInt16, Mode::kOutlier, 32, 1},
+      {Type::kInt16, Mode::kOutlier, 32, 2},
+      {Type::kInt32, Mode::kOutlier, 32, 1},
+  };
+  return kCandidates;
+}
+
+unsigned guess_interleave(const uint8_t* in, size_t n) {
+  constexpr size_t kProbe = 2048;  // samples: enough to see the pattern, cheap next to one size pass
+  const size_t count = std::min(n / 2, kProbe);
+  std::vector<int16_t> x(count);
+  if (count) std::memcpy(x.data(), in, count * 2);
+  unsigned best = 1;
+  uint64_t best_bits = UINT64_MAX;
+  for (unsigned s = 1; s <= bitpack::kMaxStride && s < count; ++s) {
+    uint64_t bits = 0;  // the bits the differences need: what the bit-plane coder pays, roughly
+    for (size_t i = s; i < count; ++i) {
+      const int d = x[i] - x[i - s];
+      bits += static_cast<unsigned>(std::bit_width(static_cast<unsigned>(d < 0 ? -d : d)));
+    }
+    if (bits < best_bits) best = s, best_bits = bits;
+  }
+  return best;
+}
+
+BitpackGuess best_bitpack(const uint8_t* in, size_t n) {
+  BitpackGuess best;
+  auto consider = [&](const bitpack::Params& p) {
+    const size_t size = bitpack::compressed_size(in, n, p);
+    if (best.size == 0 || size < best.size) best = {p, size};
+  };
+  for (const bitpack::Params& p : bitpack_candidates()) consider(p);
+  // Interleaved data with more than two channels (multichannel audio, ECG leads, image rows of a few
+  // pixels): its own stride, found by a cheap probe, as one more candidate. Its blocks hold at least 8
+  // samples per channel, so that the `s` whole first samples of each block (the outliers) do not swamp
+  // it; the refinement below tries the other sizes.
+  if (const unsigned s = guess_interleave(in, n); s > 2) {
+    const uint16_t block = s <= 4 ? 32 : (s <= 8 ? 64 : 128);
+    consider({bitpack::Type::kInt16, bitpack::Mode::kOutlier, block, static_cast<uint8_t>(s)});
+  }
+  // Refine the winner: the other block sizes, then plain mode. 4 more size passes, no more. Every size
+  // here has a vector decode path (AVX-512, AVX2), so the smallest simply wins; on real audio that is
+  // mostly 64 and 128 (bench/results/2026-11-21-bitpack-3-vm.txt).
+  const bitpack::Params first = best.params;
+  for (const uint16_t block : {uint16_t{16}, uint16_t{32}, uint16_t{64}, uint16_t{128}}) {
+    if (block == first.block || first.stride >= block) continue;
+    bitpack::Params q = first;
+    q.block = block;
+    const size_t size = bitpack::compressed_size(in, n, q);
+    if (size < best.size) best = {q, size};
+  }
+  bitpack::Params q = best.params;
+  q.mode = bitpack::Mode::kPlain;
+  const size_t size = bitpack::compressed_size(in, n, q);
+  if (size < best.size) best = {q, size};
+  return best;
+}
+
+namespace {
+
+void encode_bitpack(const std::vector<uint8_t>& raw, const BitpackGuess& g, Encoded& out) {
+  out.bytes.resize(g.size);
+  if (bitpack::compress(raw.data(), raw.size(), g.params, out.bytes.data(), g.size) != g.size)
+    throw std::logic_error("bitpack encoder disagrees with its own size");
+  out.codec = format::kCodecBitpack;
+  out.param = bitpack::to_param(g.params);
+}
+
+// GDeflate into out.bytes; returns its size (compress_bound always suffices).
+size_t encode_gdeflate(const std::vector<uint8_t>& raw, gdeflate::Compressor& comp, Encoded& out) {
+  out.bytes.resize(gdeflate::compress_bound(raw.size()));
+  const size_t n = comp.compress(raw.data(), raw.size(), out.bytes.data(), out.bytes.size());
+  if (n == 0) throw std::logic_error("GDeflate compressor exceeded compress_bound");
+  out.bytes.resize(n);
+  out.codec = format::kCodecGDeflate;
+  out.param = 0;
+  return n;
+}
+
+}  // namespace
+
+void encode_page(const std::vector<uint8_t>& raw, CodecChoice choice, gdeflate::Compressor& comp,
+                 Encoded& out) {
+  size_t best = raw.size();  // stored, unless something is smaller
+  out = {format::kCodecStored, 0, {}};
+  if (choice != CodecChoice::kBitpack) {
+    const size_t n = encode_gdeflate(raw, comp, out);
+    if (n < best) {
+      best = n;
+    } else {
+      out = {format::kCodecStored, 0, {}};
+    }
+  }
+  if (choice != CodecChoice::kGDeflate) {
+    const BitpackGuess g = best_bitpack(raw.data(), raw.size());
+    if (g.size < best) encode_bitpack(raw, g, out);  // strictly smaller: ties keep GDeflate or stored
+  }
+}
+
+}  // namespace gdfs::page

@@ -1,0 +1,129 @@
+// Reading a gdfs image: open and validate it, walk its metadata, map file bytes to pages, and fetch,
+// decode and verify pages. Used by gdfs-inspect, the tests and the daemon; no FUSE, no io_uring here.
+//
+// Everything in an image is untrusted. Image::open verifies the superblock and metadata checksums and
+// then validates every metadata record once (ranges, sorting, references), so the accessors below can
+// index without further checks. Page data is checked when it is read: both page checksums, and the
+// decoder's own bounds checks in between.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gdfs/format.h"
+#include "gdfs/page.h"
+#include "gdfs/source.h"
+
+namespace gdfs {
+
+// Where logical page `index` of a regular file comes from.
+struct PageRef {
+  enum Kind : uint8_t { kHole, kPage, kTail } kind = kHole;
+  uint64_t entry = 0;   // PageEntry index (kPage, kTail)
+  uint32_t offset = 0;  // byte offset of the file's data inside the decoded entry (kTail; else 0)
+  uint32_t length = 0;  // bytes of file data this logical page holds
+};
+
+class Image {
+ public:
+  // Opens and validates the image at `path_or_url` (a local file, or a URL: gdfs/source.h). Throws
+  // ImageError.
+  static std::unique_ptr<Image> open(const std::string& path_or_url, const SourceOptions& options = {});
+  // The same over any source.
+  static std::unique_ptr<Image> open(std::unique_ptr<Source> source);
+  // The same over bytes in memory (fuzzing, tests). `name` is used in messages.
+  static std::unique_ptr<Image> from_memory(std::vector<uint8_t> bytes, std::string name);
+  ~Image();
+  Image(const Image&) = delete;
+  Image& operator=(const Image&) = delete;
+
+  const std::string& name() const { return name_; }
+  // Where the image's bytes come from; the read engine fetches stored pages through it.
+  Source& source() const { return *source_; }
+  const format::Superblock& superblock() const { return sb_; }
+  uint32_t page_size() const { return 1u << sb_.page_log2; }
+  uint32_t inode_count() const { return sb_.inode_count; }
+  // Metadata accessors. `ino` must be 1..inode_count (checked: throws ImageError otherwise).
+  const format::Inode& inode(uint32_t ino) const;
+  // The inode's attributes: mode (with gdfs flags in bits 16..31), nlink, owner, mtime, xattr set.
+  const format::Attr& attr(uint32_t ino) const { return attrs_[inode(ino).attr]; }
+  uint32_t mode(uint32_t ino) const { return attr(ino).mode; }
+  uint32_t type(uint32_t ino) const { return attr(ino).mode & format::kTypeMask; }
+
+  // Directories. Entries are sorted by name bytes; lookup is a binary search. 0 = not found.
+  std::span<const format::Dirent> dirents(uint32_t dir_ino) const;
+  std::string_view name(const format::Dirent& d) const { return blob_string(d.name); }
+  uint32_t lookup(uint32_t dir_ino, std::string_view name) const;
+  // "/a/b/c" (or "a/b/c"; "/" is the root) to an inode, without following symlinks. 0 = not found.
+  uint32_t resolve(std::string_view path) const;
+
+  std::string_view symlink_target(uint32_t ino) const;
+  std::span<const format::XattrPair> xattrs(uint32_t ino) const;
+  std::string_view xattr_key(const format::XattrPair& p) const { return blob_string(p.key); }
+  std::string_view xattr_value(const format::XattrPair& p) const;
+
+  // Page map of regular file `ino`: logical page `index` (< page_count_of(size)).
+  PageRef page_ref(uint32_t ino, uint64_t index) const;
+  uint64_t logical_pages(uint32_t ino) const;
+  // The hole runs of regular file `ino`, sorted (empty unless it is sparse).
+  std::span<const format::HoleRun> hole_runs(uint32_t ino) const;
+  // Calls fn(index, ref) for each logical page of regular file `ino` that is not a hole, in file order.
+  // Costs O(stored pages + hole runs) however large the holes: walkers of crafted images cannot be made
+  // to spin through billions of hole pages.
+  template <typename Fn>
+  void for_each_data_page(uint32_t ino, Fn&& fn) const {
+    const uint64_t n = logical_pages(ino);
+    uint64_t i = 0;
+    auto data_until = [&](uint64_t end) {
+      for (; i < end; ++i) fn(i, page_ref(ino, i));
+    };
+    for (const format::HoleRun& r : hole_runs(ino)) {
+      data_until(r.first_page);
+      i = uint64_t{r.first_page} + r.count;
+    }
+    data_until(n);
+  }
+  std::span<const format::PageEntry> pages() const { return pages_; }
+
+  // Reads the stored bytes of a page entry (entry.csize bytes) into `out`. Returns false on I/O error.
+  bool read_stored(const format::PageEntry& entry, uint8_t* out) const;
+  // Reads, decodes and verifies a page into `out` (entry.usize bytes).
+  PageStatus read_page(uint64_t entry, PageDecoder& dec, uint8_t* out) const;
+  // Reads up to `len` bytes of regular file `ino` at `offset` into `out`; returns the byte count (short
+  // only at end of file). Any page failure throws ImageError naming the image, inode and page.
+  size_t read(uint32_t ino, uint64_t offset, size_t len, uint8_t* out, PageDecoder& dec) const;
+
+  // "IMAGE: inode N (page P): what" — the one format for every message about this image.
+  std::string describe(uint32_t ino, uint64_t page, std::string_view what) const;
+
+ private:
+  Image() = default;
+  void load();
+  void validate_superblock(uint64_t file_size);
+  void map_sections();
+  void validate();                                      // validate.cc
+  std::string_view blob_string(uint32_t offset) const;  // validated length-prefixed string
+  [[noreturn]] void fail(const std::string& what) const;
+
+  std::string name_;
+  std::unique_ptr<Source> source_;
+  format::Superblock sb_{};
+  std::vector<uint8_t> meta_;  // a private copy of the metadata region, validated once
+  std::span<const format::Inode> inodes_;
+  std::span<const format::Attr> attrs_;
+  std::span<const format::Dirent> dirents_;
+  std::span<const format::PageEntry> pages_;
+  std::span<const format::SparseFile> sparse_;
+  std::span<const format::HoleRun> holes_;
+  std::span<const format::XattrSet> xattr_sets_;
+  std::span<const format::XattrPair> xattr_pairs_;
+  std::span<const uint8_t> blob_;
+
+  friend struct Validator;
+};
+
+}  // namespace gdfs

@@ -1,0 +1,167 @@
+// libgdfs: read gdfs images without mounting them, into host or GPU memory.
+//
+//   auto r = gdfs::Reader::open("tree.gdfs");            // or "https://host/tree.gdfs", "s3://bucket/key"
+//   gdfs::FileStat st = r->stat(r->lookup("/data/x.bin"));
+//   std::vector<uint8_t> buf(st.size);
+//   r->read(st.ino, 0, buf.size(), buf.data());
+//
+// One Reader serves any number of threads. It owns the same read path the gdfs daemon uses (the daemon is
+// a FUSE front end over it): page mapping, coalesced fetches (io_uring, pread, or ranged HTTP/S3
+// requests), a decoded-page cache with in-flight de-duplication, readahead for sequential readers, and
+// decoding on a CPU thread pool or in GPU batches. Every page is checked by its checksums before its
+// bytes reach a caller.
+//
+// Errors are ReadError (an ImageError): one line naming the image and, where they apply, the path,
+// inode and page, plus the errno a file system would answer (ENOENT, ENOTDIR, EISDIR, EINVAL, EIO).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "gdfs/image.h"
+#include "gdfs/source.h"
+
+namespace gdfs {
+
+namespace engine {
+class DeviceMemory;
+class ReadEngine;
+class ReadStateTable;
+struct Stats;
+}  // namespace engine
+class Reader;
+namespace engine {
+void set_device_memory(Reader& reader, std::unique_ptr<DeviceMemory> mem);  // tests
+}  // namespace engine
+
+enum class DecoderChoice { kAuto, kCpu, kGpu };
+
+struct ReaderOptions {
+  uint64_t cache_size = 0;  // bytes of decoded pages kept (LRU); 0: default_cache_size()
+  unsigned threads = 0;     // CPU decode threads; 0: one per core
+  // kAuto takes the GPU when one is usable, else the CPU; kGpu without a usable GPU throws; kCpu never
+  // touches CUDA.
+  DecoderChoice decoder = DecoderChoice::kAuto;
+  uint64_t gpu_min_bytes = 256 << 10;  // decode requests smaller than this stay on the CPU
+  uint64_t readahead = 4u << 20;       // bytes decoded ahead of a sequential reader; 0: off
+  bool uring = true;                   // local images: io_uring where the kernel allows it, else pread
+  unsigned queue_depth = 128;          // io_uring entries per ring
+  SourceOptions source;                // remote images: timeouts, the disk cache
+};
+
+// An eighth of physical memory, between 64 MiB and 4 GiB.
+uint64_t default_cache_size();
+
+class ReadError : public ImageError {
+ public:
+  ReadError(int code, const std::string& what) : ImageError(what), code_(code) {}
+  int code() const { return code_; }  // an errno value
+
+ private:
+  int code_;
+};
+
+struct FileStat {
+  uint32_t ino = 0;
+  uint32_t mode = 0;  // type and permission bits, as st_mode
+  uint32_t nlink = 0;
+  uint32_t uid = 0, gid = 0;
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;  // nanoseconds since the epoch
+  uint64_t rdev = 0;     // device numbers of character and block devices
+};
+
+struct DirEntry {
+  std::string name;
+  uint32_t ino = 0;
+  uint32_t mode = 0;
+};
+
+// One range of a batch read. `dst` receives up to `length` bytes (host memory for read_batch, device
+// memory for read_batch_device). The call sets `bytes` (short only at end of file) and `error` (0 or
+// an errno); with an error, `message` says which image, path, inode and page.
+struct ReadRequest {
+  uint32_t ino = 0;
+  uint64_t offset = 0;
+  size_t length = 0;
+  void* dst = nullptr;
+  size_t bytes = 0;
+  int error = 0;
+  std::string message;
+};
+
+class Reader {
+ public:
+  // Opens and validates the image (a path or a URL). Throws ImageError (unreadable or damaged image) or
+  // ReadError (EINVAL: decoder=gpu without a usable GPU).
+  static std::unique_ptr<Reader> open(const std::string& path_or_url, const ReaderOptions& options = {});
+  static std::unique_ptr<Reader> open(std::unique_ptr<Image> image, const ReaderOptions& options = {});
+  ~Reader();
+  Reader(const Reader&) = delete;
+  Reader& operator=(const Reader&) = delete;
+
+  const Image& image() const;
+  const std::string& name() const { return image().name(); }
+
+  // ---- metadata -------------------------------------------------------------------------------------
+  // "/a/b" (or "a/b") to an inode; symlinks are not followed. ENOENT, ENOTDIR.
+  uint32_t lookup(std::string_view path) const;
+  FileStat stat(uint32_t ino) const;
+  FileStat stat(std::string_view path) const { return stat(lookup(path)); }
+  std::vector<DirEntry> list(uint32_t dir_ino) const;  // sorted by name; ENOTDIR
+  std::vector<DirEntry> list(std::string_view path) const { return list(lookup(path)); }
+  std::string readlink(uint32_t ino) const;  // EINVAL when not a symlink
+  std::string readlink(std::string_view path) const { return readlink(lookup(path)); }
+  std::vector<std::pair<std::string, std::string>> xattrs(uint32_t ino) const;
+  // Every entry under directory `dir`, parents before children, each directory's entries by name:
+  // fn(path, stat), with paths like "/a/b".
+  void walk(const std::function<void(const std::string& path, const FileStat& st)>& fn,
+            uint32_t dir = format::kRootIno) const;
+
+  // ---- data -----------------------------------------------------------------------------------------
+  // Up to `length` bytes of regular file `ino` at `offset` into host memory; returns the byte count
+  // (short only at end of file). EISDIR (not a regular file), EIO (a page failed its checks).
+  size_t read(uint32_t ino, uint64_t offset, size_t length, void* dst);
+  size_t read(std::string_view path, uint64_t offset, size_t length, void* dst) {
+    return read(lookup(path), offset, length, dst);
+  }
+  // Many ranges, of any files, in one fetch batch and one decode batch: how a data loader reads a
+  // minibatch. Each request gets its own result; one bad page fails only the requests that need it.
+  void read_batch(std::span<ReadRequest> requests);
+
+  // The same into device memory (CUDA builds with a usable GPU): compressed pages go to the device and
+  // are decoded there, straight into `dst` where a page lies wholly inside the range and through device
+  // scratch where it does not; file bytes never come back to the host. `stream` is a cudaStream_t (null:
+  // the default stream); the call returns once the bytes are in place. Without a usable GPU decoder
+  // the pages are decoded on the CPU and copied to the device, when a CUDA runtime and device are
+  // present; otherwise ENOTSUP.
+  size_t read_device(uint32_t ino, uint64_t offset, size_t length, void* dst, void* stream = nullptr);
+  void read_batch_device(std::span<ReadRequest> requests, void* stream = nullptr);
+  // Whether read_device can work here, and if not why; says which path it takes otherwise.
+  bool device_reads(std::string& how) const;
+
+  // ---- state ----------------------------------------------------------------------------------------
+  const char* decoder_name() const;  // "cpu", "gpu"
+  const char* fetcher_name() const;  // "io_uring", "pread", "http", ...
+  std::string stats_json() const;    // the counters (README, "Counters") as one JSON object
+  engine::Stats& stats();
+  // The engine itself, for front ends in this project (the daemon replies from cached pages without
+  // copying them). Its header is not installed.
+  engine::ReadEngine& engine();
+  engine::ReadStateTable& read_states();  // sequential-read tracking per inode, for readahead
+
+  struct Impl;  // reader.cc
+
+ private:
+  friend void engine::set_device_memory(Reader&, std::unique_ptr<engine::DeviceMemory>);
+  explicit Reader(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gdfs

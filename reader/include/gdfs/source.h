@@ -1,0 +1,74 @@
+// Where an image's bytes come from: a local file or block device, bytes in memory, or (remote images) an
+// object on an HTTP(S) server or an S3-compatible store. Image and the read engine read only through
+// this interface, so every reader (daemon, library, tools) works on every kind of source.
+//
+// Every byte a source returns is untrusted: Image checks the superblock and metadata checksums, and
+// every page is checked by its checksums before anyone sees it.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gdfs {
+
+// Any problem with an image, including opening its source. what() is one line naming the image and,
+// where it applies, the inode and page: "IMAGE: inode 12 (page 3): page checksum mismatch".
+class ImageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// One byte range to read into `dst`.
+struct ReadRange {
+  uint64_t offset = 0;
+  uint32_t length = 0;
+  uint8_t* dst = nullptr;
+  bool ok = false;  // set by Source::read: all `length` bytes were read, and they are the image's
+};
+
+class Source {
+ public:
+  virtual ~Source() = default;
+  // How messages name the image: the path, or the URL without credentials and query string.
+  virtual const std::string& name() const = 0;
+  // Bytes in the image (fixed for the source's lifetime).
+  virtual uint64_t size() const = 0;
+  // Reads every range, setting each one's `ok`; a range that fails leaves the others alone. Safe to call
+  // from many threads at once; a source may serve the ranges of one call concurrently. A source that
+  // can tell its image changed since it was opened (a remote object's ETag) fails the range: it never
+  // returns a mix of old and new bytes.
+  virtual void read(std::span<ReadRange> ranges) = 0;
+  // "file", "memory", "http", "s3": for counters and logs.
+  virtual const char* kind() const = 0;
+  // A local file's descriptor, which the io_uring fetcher reads directly; -1 for other sources.
+  virtual int fd() const { return -1; }
+};
+
+// Options of the sources that need them (remote images).
+struct SourceOptions {
+  // Bound on one read, retries included (remote): a read that has not succeeded by then fails (EIO).
+  double remote_timeout_s = 60;
+  // Persistent cache of fetched page bytes (remote): a folder, and its bound in bytes. Empty: none.
+  std::string cache_dir;
+  uint64_t disk_cache_size = uint64_t{1} << 30;
+  // Where a source reports what the reader should know but cannot be thrown (a retry, an image that
+  // changed on the server): one line each, no credentials. Empty: stderr.
+  std::function<void(std::string_view)> warn;
+};
+
+// True for "http://...", "https://..." and "s3://...".
+bool is_url(std::string_view path_or_url);
+// A local file or block device (throws ImageError naming it).
+std::unique_ptr<Source> open_file_source(const std::string& path);
+// An image held in memory (fuzzing, tests, images built on the fly).
+std::unique_ptr<Source> memory_source(std::vector<uint8_t> bytes, std::string name);
+// A URL when is_url(), else a local path. In a build without remote support a URL throws ImageError
+// saying so.
+std::unique_ptr<Source> open_source(const std::string& path_or_url, const SourceOptions& options = {});
+
+}  // namespace gdfs

@@ -1,0 +1,37 @@
+#include "engine/log.h"
+
+#include <syslog.h>
+
+#include <cstdio>
+#include <mutex>
+#include <string>
+
+namespace gdfs::engine {
+namespace {
+std::mutex g_mu;
+bool g_syslog = false;
+}  // namespace
+
+void log_to_syslog(bool on) {
+  std::lock_guard lock(g_mu);
+  if (on && !g_syslog) openlog("gdfs", LOG_PID, LOG_DAEMON);
+  g_syslog = on;
+}
+
+void log_line(LogLevel level, std::string_view line) {
+  std::lock_guard lock(g_mu);  // one line at a time, never interleaved
+  if (g_syslog) {
+    const int prio = level == LogLevel::kError     ? LOG_ERR
+                     : level == LogLevel::kWarning ? LOG_WARNING
+                                                   : LOG_INFO;
+    syslog(prio, "%.*s", static_cast<int>(line.size()), line.data());
+    return;
+  }
+  std::string s = "gdfs: ";
+  s.append(line);
+  s.push_back('\n');
+  std::fwrite(s.data(), 1, s.size(), stderr);
+  std::fflush(stderr);
+}
+
+}  // namespace gdfs::engine

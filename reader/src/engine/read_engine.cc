@@ -1,0 +1,361 @@
+#include "engine/read_engine.h"
+
+#include <fcntl.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "engine/log.h"
+#include "gdfs/checksum.h"
+
+namespace gdfs::engine {
+namespace {
+
+constexpr uint8_t kZeros[1u << format::kMaxPageLog2] = {};
+constexpr size_t kMaxReported = 10000;  // distinct bad pages logged; after that, silence
+
+}  // namespace
+
+ReadEngine::ReadEngine(const Image& image, PageCache& cache, Fetcher& fetcher, DecodeScheduler& decoder,
+                       ThreadPool& pool, Stats& stats, EngineOptions options)
+    : image_(image),
+      cache_(cache),
+      fetcher_(fetcher),
+      decoder_(decoder),
+      pool_(pool),
+      stats_(stats),
+      opt_(options) {}
+
+ReadEngine::~ReadEngine() {
+  wait_readahead();
+}
+
+void ReadEngine::wait_readahead() {
+  std::unique_lock lock(ahead_mu_);
+  ahead_cv_.wait(lock, [this] { return ahead_tasks_ == 0; });
+}
+
+int ReadEngine::read(uint32_t ino, uint64_t offset, size_t len, std::vector<Slice>& out, ReadState* state,
+                     std::string* message) {
+  const Extent x{ino, offset, len};
+  int err = 0;
+  std::string why;
+  read_many({&x, 1}, {&out, 1}, {&err, 1}, {&why, 1});
+  if (message) *message = std::move(why);
+  if (err == 0 && state && len) {
+    const uint64_t size = image_.inode(ino).size;
+    if (offset < size) maybe_readahead(ino, offset, std::min<uint64_t>(size, offset + len), *state);
+  }
+  return err;
+}
+
+int ReadEngine::plan_extent(const Extent& x, std::vector<PageRef>& refs, std::vector<Want>& wants) const {
+  if (image_.type(x.ino) != format::kTypeReg) return EISDIR;
+  const uint64_t size = image_.inode(x.ino).size;
+  if (x.offset >= size || x.length == 0) return 0;
+  const uint64_t end = std::min<uint64_t>(size, x.offset + x.length);
+  const uint64_t ps = image_.page_size();
+  for (uint64_t i = x.offset / ps; i <= (end - 1) / ps; ++i) {
+    refs.push_back(image_.page_ref(x.ino, i));
+    if (refs.back().kind != PageRef::kHole) wants.push_back(Want{refs.back().entry, i, {}});
+  }
+  return 0;
+}
+
+void ReadEngine::read_many(std::span<const Extent> extents, std::span<std::vector<Slice>> out,
+                           std::span<int> errors, std::span<std::string> messages) {
+  std::vector<PageRef> refs;
+  std::vector<Want> wants;
+  std::vector<std::pair<size_t, size_t>> ref_at(extents.size()), want_at(extents.size());  // begin, end
+  for (size_t k = 0; k < extents.size(); ++k) {
+    ref_at[k].first = refs.size();
+    want_at[k].first = wants.size();
+    errors[k] = plan_extent(extents[k], refs, wants);
+    ref_at[k].second = refs.size();
+    want_at[k].second = wants.size();
+  }
+  resolve(wants, false);
+  std::string message;
+  for (size_t k = 0; k < extents.size(); ++k) {
+    if (errors[k]) continue;
+    const auto [rb, re] = ref_at[k];
+    const auto [wb, we] = want_at[k];
+    errors[k] = slices_of(extents[k], std::span(refs).subspan(rb, re - rb),
+                          std::span(wants).subspan(wb, we - wb), out[k], message);
+    if (errors[k] && !messages.empty()) messages[k] = message;
+  }
+}
+
+int ReadEngine::slices_of(const Extent& x, std::span<const PageRef> refs, std::span<const Want> wants,
+                          std::vector<Slice>& out, std::string& message) {
+  bool bad = false;
+  for (const Want& w : wants) {
+    if (w.result.status == PageStatus::kOk) continue;
+    const std::string line = report(x.ino, w.index, w.entry, page_status_message(w.result.status));
+    if (!bad) message = line;
+    bad = true;
+  }
+  if (bad) {
+    Stats::add(stats_.read_errors);
+    return EIO;
+  }
+  if (refs.empty()) return 0;  // at or past the end of the file
+  const uint64_t end = std::min<uint64_t>(image_.inode(x.ino).size, x.offset + x.length);
+  const uint64_t ps = image_.page_size();
+  const uint64_t first = x.offset / ps;
+  size_t wi = 0;
+  for (size_t r = 0; r < refs.size(); ++r) {
+    const PageRef& ref = refs[r];
+    const uint64_t i = first + r;
+    const uint64_t from = std::max(x.offset, i * ps), to = std::min(end, (i + 1) * ps);
+    const size_t n = static_cast<size_t>(to - from);
+    const uint32_t in_page = static_cast<uint32_t>(from - i * ps);
+    if (ref.kind == PageRef::kHole) {
+      out.push_back(Slice{nullptr, kZeros, n});
+      continue;
+    }
+    const PagePtr& page = wants[wi++].result.page;
+    // Validation ties each page's decoded size to the file bytes it holds; never trust it blindly.
+    if (uint64_t{ref.offset} + in_page + n > page->size) {
+      message = report(x.ino, i, ref.entry, "decoded page shorter than the file bytes it holds");
+      Stats::add(stats_.read_errors);
+      return EIO;
+    }
+    out.push_back(Slice{page, page->data.get() + ref.offset + in_page, n});
+  }
+  Stats::add(stats_.reads);
+  Stats::add(stats_.bytes_served, end - x.offset);
+  return 0;
+}
+
+void ReadEngine::resolve(std::span<Want> wants, bool ahead) {
+  std::vector<Want*> claimed;
+  std::vector<std::pair<Want*, std::shared_future<LoadedPage>>> pending;
+  for (Want& w : wants) {
+    PageCache::Lookup l = cache_.acquire(w.entry);
+    if (l.hit) {
+      w.result.page = std::move(l.hit);
+      if (!ahead) Stats::add(stats_.cache_hits);
+    } else if (l.claimed) {
+      claimed.push_back(&w);
+    } else if (!ahead) {
+      pending.emplace_back(&w, std::move(l.pending));
+    }
+  }
+  if (ahead) {
+    Stats::add(stats_.readahead_pages, claimed.size());
+  } else {
+    Stats::add(stats_.cache_misses, claimed.size());
+    Stats::add(stats_.inflight_joins, pending.size());
+  }
+  // Our own claims first: whoever we wait for below never waits for us.
+  if (!claimed.empty()) load(claimed);
+  for (auto& [w, future] : pending) w->result = future.get();
+}
+
+// Coalescing: claims sorted by stored offset; a run of pages close together on disk becomes one read
+// into one staging area.
+ReadEngine::FetchPlan ReadEngine::plan_fetch(std::span<const uint64_t> entries) const {
+  FetchPlan plan;
+  plan.where.resize(entries.size());
+  uint64_t start = 0, end = 0;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const format::PageEntry& e = image_.pages()[entries[i]];
+    const uint64_t e_end = e.offset + e.csize;
+    const bool join = !plan.ranges.empty() && e.offset >= start && e.offset <= end + opt_.max_gap &&
+                      std::max(end, e_end) - start <= opt_.max_fetch;
+    if (!join) {
+      if (!plan.ranges.empty()) plan.staging_size += end - start;
+      start = e.offset;
+      end = e_end;
+      plan.ranges.push_back(ReadRange{e.offset, 0, nullptr, false});
+      plan.base.push_back(plan.staging_size);
+      plan.pages.push_back(0);
+    }
+    end = std::max(end, e_end);
+    plan.ranges.back().length = static_cast<uint32_t>(end - start);
+    ++plan.pages.back();
+    plan.where[i] = {plan.ranges.size() - 1, plan.base.back() + (e.offset - start)};
+  }
+  if (!plan.ranges.empty()) plan.staging_size += end - start;
+  return plan;
+}
+
+// Tree walks (tar, cp -r) read many small files whose pages lie near each other in the image but not
+// in the order they are read, and each cold fetch would wait for the disk on its own. Asking the kernel
+// to start reading the stretch of image after each fetch turns most of those waits into page-cache hits.
+void ReadEngine::hint_following(const FetchPlan& plan) const {
+  const int fd = image_.source().fd();
+  if (fd < 0) return;
+  for (const ReadRange& r : plan.ranges)
+    posix_fadvise(fd, static_cast<off_t>(r.offset + r.length), static_cast<off_t>(opt_.image_readahead),
+                  POSIX_FADV_WILLNEED);
+}
+
+void ReadEngine::load(std::span<Want*> claimed) {
+  std::vector<uint8_t> done(claimed.size(), 0);  // claims already completed, one byte per claim
+  auto fail = [&](size_t i) {
+    claimed[i]->result = LoadedPage{nullptr, PageStatus::kIoError};
+    Stats::add(stats_.bad_pages);
+    cache_.complete(claimed[i]->entry, claimed[i]->result);
+    done[i] = 1;
+  };
+  try {
+    std::sort(claimed.begin(), claimed.end(), [&](const Want* a, const Want* b) {
+      return image_.pages()[a->entry].offset < image_.pages()[b->entry].offset;
+    });
+    std::vector<uint64_t> entries(claimed.size());
+    for (size_t i = 0; i < claimed.size(); ++i) entries[i] = claimed[i]->entry;
+    FetchPlan plan = plan_fetch(entries);
+    thread_local std::vector<uint8_t> staging;
+    if (staging.size() < plan.staging_size) staging.resize(plan.staging_size);
+    for (size_t r = 0; r < plan.ranges.size(); ++r) {
+      plan.ranges[r].dst = staging.data() + plan.base[r];
+      if (plan.pages[r] > 1) Stats::add(stats_.coalesced_reads);
+    }
+    fetcher_.fetch(plan.ranges);
+    if (opt_.image_readahead) hint_following(plan);
+
+    std::vector<DecodeJob> jobs;
+    std::vector<size_t> claim_of;  // job -> index into `claimed`
+    std::vector<std::shared_ptr<Page>> pages;
+    for (size_t i = 0; i < claimed.size(); ++i) {
+      if (!plan.ranges[plan.where[i].first].ok) {
+        fail(i);
+        continue;
+      }
+      const format::PageEntry& e = image_.pages()[claimed[i]->entry];
+      auto page = std::make_shared<Page>();
+      page->data.reset(new uint8_t[e.usize]);
+      page->size = e.usize;
+      jobs.push_back(DecodeJob{&e, staging.data() + plan.where[i].second, page->data.get(), PageStatus::kOk});
+      claim_of.push_back(i);
+      pages.push_back(std::move(page));
+    }
+    // Each page is published the moment it is decoded: readers waiting on it go on at once.
+    auto publish = [&](size_t j) {
+      Want& w = *claimed[claim_of[j]];
+      w.result.status = jobs[j].status;
+      if (w.result.status == PageStatus::kOk)
+        w.result.page = std::move(pages[j]);
+      else
+        Stats::add(stats_.bad_pages);
+      cache_.complete(w.entry, w.result);
+      done[claim_of[j]] = 1;
+    };
+    if (!jobs.empty()) decoder_.decode(jobs, publish);
+  } catch (...) {
+    // Out of memory or a bug: fail every claim still open rather than leave anyone waiting on it.
+    for (size_t i = 0; i < claimed.size(); ++i)
+      if (!done[i]) fail(i);
+  }
+}
+
+void ReadEngine::fetch_stored(std::span<const uint64_t> entries, StoredPages& out) {
+  std::vector<size_t> order(entries.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return image_.pages()[entries[a]].offset < image_.pages()[entries[b]].offset;
+  });
+  std::vector<uint64_t> sorted(entries.size());
+  for (size_t i = 0; i < order.size(); ++i) sorted[i] = entries[order[i]];
+  FetchPlan plan = plan_fetch(sorted);
+  out.staging.resize(plan.staging_size);
+  for (size_t r = 0; r < plan.ranges.size(); ++r) plan.ranges[r].dst = out.staging.data() + plan.base[r];
+  if (!plan.ranges.empty()) fetcher_.fetch(plan.ranges);
+  out.at.assign(entries.size(), 0);
+  out.ok.assign(entries.size(), 0);
+  for (size_t i = 0; i < order.size(); ++i) {
+    const format::PageEntry& e = image_.pages()[sorted[i]];
+    const auto [range, at] = plan.where[i];
+    out.at[order[i]] = at;
+    out.ok[order[i]] = plan.ranges[range].ok && checksum32(out.staging.data() + at, e.csize) == e.ccheck;
+  }
+}
+
+void ReadEngine::maybe_readahead(uint32_t ino, uint64_t offset, uint64_t end, ReadState& state) {
+  const uint64_t prev = state.next_offset.exchange(end);
+  // The kernel may deliver a sequential stream's requests slightly out of order; allow for that.
+  constexpr uint64_t kSlack = 256 << 10;
+  if (offset + kSlack < prev || offset > prev + kSlack) return;
+  const uint64_t ps = image_.page_size();
+  const uint64_t window = opt_.readahead_bytes / ps;
+  if (window == 0) return;
+  const uint64_t pages = image_.logical_pages(ino);
+  const uint64_t end_page = (end + ps - 1) / ps;
+  const uint64_t limit = std::min(pages, end_page + window);
+  uint64_t seen = state.ahead_until.load(), from;
+  do {
+    // Behind the reader, or far ahead of it after a seek back: start again at the reader.
+    from = (seen < end_page || seen > limit) ? end_page : seen;
+    // Schedule in half-window steps so each readahead batch is big enough to decode in parallel.
+    if (from >= limit || (limit - from < window / 2 && limit < pages)) return;
+  } while (!state.ahead_until.compare_exchange_weak(seen, limit));
+  if (pool_.backlog() > 2 * pool_.size()) return;  // saturated: readers come first
+  {
+    std::lock_guard lock(ahead_mu_);
+    ++ahead_tasks_;
+  }
+  pool_.submit([this, ino, from, limit] {
+    try {
+      std::vector<Want> wants;
+      for (uint64_t i = from; i < limit; ++i) {
+        PageRef ref = image_.page_ref(ino, i);
+        if (ref.kind != PageRef::kHole) wants.push_back(Want{ref.entry, i, {}});
+      }
+      resolve(wants, true);
+    } catch (...) {
+      // Readahead is an optimisation: a failure here shows up, and is reported, when the page is read.
+    }
+    std::lock_guard lock(ahead_mu_);
+    if (--ahead_tasks_ == 0) ahead_cv_.notify_all();
+  });
+}
+
+std::string ReadEngine::report(uint32_t ino, uint64_t index, uint64_t entry, std::string_view what) {
+  bool first;
+  {
+    std::lock_guard lock(report_mu_);
+    first = reported_.size() < kMaxReported && reported_.insert(entry).second;
+  }
+  std::string line = image_.describe(ino, index, what);
+  const std::string path = path_of(image_, ino);
+  if (!path.empty()) line += " [path " + path + "]";
+  if (first) log_line(LogLevel::kError, line);
+  return line;
+}
+
+namespace {
+// The dirent naming `ino` inside directory `dir`, or nullptr.
+const format::Dirent* find_in(const Image& image, uint32_t dir, uint32_t ino) {
+  for (const format::Dirent& d : image.dirents(dir))
+    if (d.ino == ino) return &d;
+  return nullptr;
+}
+}  // namespace
+
+std::string path_of(const Image& image, uint32_t ino) {
+  // A file's parent is not recorded: find it with one scan over the directories.
+  uint32_t parent = 0;
+  if (image.type(ino) == format::kTypeDir) {
+    parent = image.inode(ino).c;
+  } else {
+    for (uint32_t d = 1; d <= image.inode_count() && !parent; ++d)
+      if (image.type(d) == format::kTypeDir && find_in(image, d, ino)) parent = d;
+  }
+  std::vector<std::string_view> names;  // leaf first
+  // Validation made the tree a tree: each step goes one level up, and the root is its own parent.
+  for (uint32_t cur = ino; cur != format::kRootIno && parent != 0;) {
+    const format::Dirent* d = find_in(image, parent, cur);
+    if (!d) return "";
+    names.push_back(image.name(*d));
+    cur = parent;
+    parent = image.inode(parent).c;
+  }
+  if (names.empty()) return "/";
+  std::string path;
+  for (auto it = names.rbegin(); it != names.rend(); ++it) path.append("/").append(*it);
+  return path;
+}
+
+}  // namespace gdfs::engine

@@ -1,0 +1,154 @@
+// The read path, without FUSE: a byte range of a file -> its pages -> cache hits, waits on pages in
+// flight, and misses -> one coalesced fetch -> one decode batch -> the cache -> slices of decoded pages
+// that a reply can send without copying them. Sequential readers get readahead.
+#pragma once
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/decode_scheduler.h"
+#include "engine/fetcher.h"
+#include "engine/page_cache.h"
+#include "engine/stats.h"
+#include "engine/thread_pool.h"
+#include "gdfs/image.h"
+
+namespace gdfs::engine {
+
+struct EngineOptions {
+  uint64_t readahead_bytes = 4 << 20;    // how far ahead of a sequential reader pages are prepared
+  uint32_t max_gap = 4096;               // coalesce two stored pages when at most this many bytes apart
+  uint32_t max_fetch = 4 << 20;          // but never into one read larger than this
+  uint32_t image_readahead = 256 << 10;  // after each fetch, hint the kernel to read this much further
+};
+
+// Per open file: where the last read ended and how far readahead has been scheduled.
+struct ReadState {
+  std::atomic<uint64_t> next_offset{0};
+  std::atomic<uint64_t> ahead_until{0};  // first logical page not yet scheduled for readahead
+};
+
+// ReadStates by inode. The kernel may send no open at all (zero-message opens, which save two round
+// trips per file), so sequential tracking cannot hang off a file handle. A direct-mapped table: two files
+// that share a slot only restart each other's readahead; nothing is ever wrong.
+class ReadStateTable {
+ public:
+  ReadState& get(uint32_t ino) {
+    Slot& s = slots_[ino % slots_.size()];
+    if (s.ino.exchange(ino, std::memory_order_relaxed) != ino) {
+      s.state.next_offset.store(0, std::memory_order_relaxed);
+      s.state.ahead_until.store(0, std::memory_order_relaxed);
+    }
+    return s.state;
+  }
+
+ private:
+  struct Slot {
+    std::atomic<uint32_t> ino{0};
+    ReadState state;
+  };
+  std::array<Slot, 4096> slots_;
+};
+
+// A piece of a reply: `len` bytes at `data`, kept alive by `page` (null for holes: static zeros).
+struct Slice {
+  PagePtr page;
+  const uint8_t* data = nullptr;
+  size_t len = 0;
+};
+
+// One byte range of one file.
+struct Extent {
+  uint32_t ino = 0;
+  uint64_t offset = 0;
+  size_t length = 0;
+};
+
+// Stored (compressed) bytes of some pages, fetched in one coalesced batch.
+struct StoredPages {
+  std::vector<uint8_t> staging;
+  std::vector<uint64_t> at;  // per page: where its bytes begin in `staging`
+  std::vector<uint8_t> ok;   // per page: fetched, and its stored-bytes checksum matches
+};
+
+class ReadEngine {
+ public:
+  ReadEngine(const Image& image, PageCache& cache, Fetcher& fetcher, DecodeScheduler& decoder,
+             ThreadPool& pool, Stats& stats, EngineOptions options);
+  ~ReadEngine();  // waits for readahead in flight
+
+  // Appends slices covering [offset, offset + len) of regular file `ino`, clipped at end of file.
+  // Returns 0, EISDIR, or EIO after logging one line per bad page (image, inode, path, page).
+  // With `message`, a failure's first bad page is described there too.
+  int read(uint32_t ino, uint64_t offset, size_t len, std::vector<Slice>& out, ReadState* state = nullptr,
+           std::string* message = nullptr);
+  // The same for many extents at once: every page they need is resolved together (one fetch batch, one
+  // decode batch). out[i] and errors[i] belong to extents[i]; a bad page fails only the extents that
+  // need it. `messages`, when given, receives each failed extent's first bad page, described.
+  void read_many(std::span<const Extent> extents, std::span<std::vector<Slice>> out, std::span<int> errors,
+                 std::span<std::string> messages = {});
+  // Fetches the stored bytes of page entries (no cache, no decode: device reads decode them elsewhere)
+  // and checks each one's stored-bytes checksum.
+  void fetch_stored(std::span<const uint64_t> entries, StoredPages& out);
+  // "IMAGE: inode N (page P): what [path /a/b]", logged once per bad page entry; returns the line.
+  std::string report(uint32_t ino, uint64_t index, uint64_t entry, std::string_view what);
+  const Image& image() const { return image_; }
+  Stats& stats() { return stats_; }
+  // Returns once no readahead is in flight (tests use it to take scheduling out of their counts).
+  void wait_readahead();
+
+ private:
+  struct Want {
+    uint64_t entry;
+    uint64_t index;  // logical page of `ino`, for messages
+    LoadedPage result;
+  };
+  // Resolves every want: cache hit, wait for the request loading it, or load it here. With `ahead`
+  // (readahead) pages cached or in flight are skipped, never waited for.
+  void resolve(std::span<Want> wants, bool ahead);
+  struct FetchPlan {
+    std::vector<ReadRange> ranges;                   // coalesced reads (dst set by load)
+    std::vector<uint64_t> base;                      // each range's offset in the staging area
+    std::vector<uint32_t> pages;                     // pages each range covers
+    std::vector<std::pair<size_t, uint64_t>> where;  // per claim: (range, offset in staging)
+    uint64_t staging_size = 0;
+  };
+  // `entries` sorted by stored offset.
+  FetchPlan plan_fetch(std::span<const uint64_t> entries) const;
+  // Pages of one extent: refs of its logical pages, wants of those that are not holes. EISDIR or 0.
+  int plan_extent(const Extent& x, std::vector<PageRef>& refs, std::vector<Want>& wants) const;
+  // Slices of one extent from its resolved wants; 0 or EIO (with `message` set).
+  int slices_of(const Extent& x, std::span<const PageRef> refs, std::span<const Want> wants,
+                std::vector<Slice>& out, std::string& message);
+  void hint_following(const FetchPlan& plan) const;
+  // Fetches and decodes claimed pages (sorted by stored offset in place) and completes their claims.
+  void load(std::span<Want*> claimed);
+  void maybe_readahead(uint32_t ino, uint64_t offset, uint64_t end, ReadState& state);
+
+  const Image& image_;
+  PageCache& cache_;
+  Fetcher& fetcher_;
+  DecodeScheduler& decoder_;
+  ThreadPool& pool_;
+  Stats& stats_;
+  EngineOptions opt_;
+
+  std::mutex report_mu_;
+  std::set<uint64_t> reported_;  // page entries already logged, so a bad page logs once
+
+  std::mutex ahead_mu_;
+  std::condition_variable ahead_cv_;
+  unsigned ahead_tasks_ = 0;
+};
+
+// "/dir/file" of inode `ino`, found by a scan (only used for error messages); "" when unnamed.
+std::string path_of(const Image& image, uint32_t ino);
+
+}  // namespace gdfs::engine

@@ -1,0 +1,49 @@
+// Counters of the daemon's read path, readable while it runs (the root directory's user.gdfs.stats
+// xattr; `gdfs-inspect counters MOUNTPOINT` prints them). Relaxed atomics: each counter is exact, but a
+// snapshot of several is not taken at one instant.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+namespace gdfs::engine {
+
+struct Stats {
+  using Counter = std::atomic<uint64_t>;
+  Counter reads{0};            // FUSE read requests answered with data
+  Counter bytes_served{0};     // bytes in those replies
+  Counter read_errors{0};      // read requests answered EIO
+  Counter cache_hits{0};       // page lookups found decoded in the cache
+  Counter cache_misses{0};     // page lookups that had to fetch and decode
+  Counter inflight_joins{0};   // lookups that waited for another request's fetch of the same page
+  Counter readahead_pages{0};  // pages fetched and decoded ahead of the reader
+  Counter pages_decoded_cpu{0};
+  Counter pages_decoded_gpu{0};   // confirmed by their checksum
+  Counter gpu_batches{0};         // batches run on the device (each gathers the pages of many requests)
+  Counter gpu_fallback_pages{0};  // re-decoded on the CPU after the device failed them
+  Counter gpu_small_reads{0};     // decode requests too small for the device, kept on the CPU
+  Counter decode_ns{0};           // time spent decoding (summed over threads; a device batch counts once)
+  Counter fetch_ops{0};           // read operations issued to the image (after coalescing)
+  Counter fetch_bytes{0};
+  Counter coalesced_reads{0};  // fetch operations that covered more than one page
+  Counter uring_submits{0};    // io_uring_submit calls
+  Counter bad_pages{0};        // page loads that failed (I/O error, checksum or decode)
+
+  static void add(Counter& c, uint64_t n = 1) { c.fetch_add(n, std::memory_order_relaxed); }
+  static uint64_t get(const Counter& c) { return c.load(std::memory_order_relaxed); }
+};
+
+// What the cache and the configuration add to the counters in a snapshot.
+struct StatsContext {
+  uint64_t cache_bytes = 0;
+  uint64_t cache_capacity = 0;
+  uint64_t cache_pages = 0;
+  std::string decoder;  // "cpu", "gpu"
+  std::string fetcher;  // "io_uring", "pread"
+  unsigned threads = 0;
+};
+
+// One JSON object with every counter and the context (documented in README.md, "Statistics").
+std::string stats_json(const Stats& s, const StatsContext& ctx);
+
+}  // namespace gdfs::engine

@@ -1,0 +1,199 @@
+// Opening an image and reading from it. Validation of the metadata lives in validate.cc.
+#include "gdfs/image.h"
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstring>
+
+#include "gdfs/checksum.h"
+#include "gdfs/gdeflate.h"
+
+namespace gdfs {
+
+static_assert(std::endian::native == std::endian::little, "the image format is little-endian");
+
+std::unique_ptr<Image> Image::open(const std::string& path_or_url, const SourceOptions& options) {
+  return open(open_source(path_or_url, options));
+}
+
+std::unique_ptr<Image> Image::open(std::unique_ptr<Source> source) {
+  std::unique_ptr<Image> img(new Image());
+  img->name_ = source->name();
+  img->source_ = std::move(source);
+  img->load();
+  return img;
+}
+
+std::unique_ptr<Image> Image::from_memory(std::vector<uint8_t> bytes, std::string name) {
+  return open(memory_source(std::move(bytes), std::move(name)));
+}
+
+Image::~Image() = default;
+
+void Image::fail(const std::string& what) const {
+  throw ImageError(name_ + ": " + what);
+}
+
+std::string Image::describe(uint32_t ino, uint64_t page, std::string_view what) const {
+  std::string s = name_ + ": ";
+  if (ino != 0) s += "inode " + std::to_string(ino) + " (page " + std::to_string(page) + "): ";
+  s += what;
+  return s;
+}
+
+bool Image::read_stored(const format::PageEntry& e, uint8_t* out) const {
+  ReadRange r{e.offset, e.csize, out};
+  source_->read({&r, 1});
+  return r.ok;
+}
+
+const format::Inode& Image::inode(uint32_t ino) const {
+  if (ino == 0 || ino > inodes_.size()) fail("inode " + std::to_string(ino) + " out of range");
+  return inodes_[ino - 1];
+}
+
+std::span<const format::Dirent> Image::dirents(uint32_t dir_ino) const {
+  const format::Inode& in = inode(dir_ino);
+  if (type(dir_ino) != format::kTypeDir) fail("inode " + std::to_string(dir_ino) + " is not a directory");
+  return dirents_.subspan(in.a, in.b);
+}
+
+std::string_view Image::blob_string(uint32_t offset) const {
+  return {reinterpret_cast<const char*>(blob_.data()) + offset + 1, blob_[offset]};
+}
+
+uint32_t Image::lookup(uint32_t dir_ino, std::string_view name) const {
+  auto ents = dirents(dir_ino);
+  auto it = std::lower_bound(ents.begin(), ents.end(), name,
+                             [&](const format::Dirent& d, std::string_view n) { return this->name(d) < n; });
+  return it != ents.end() && this->name(*it) == name ? it->ino : 0;
+}
+
+uint32_t Image::resolve(std::string_view path) const {
+  uint32_t ino = format::kRootIno;
+  while (!path.empty()) {
+    size_t slash = path.find('/');
+    std::string_view part = path.substr(0, slash);
+    path = slash == std::string_view::npos ? std::string_view{} : path.substr(slash + 1);
+    if (part.empty() || part == ".") continue;
+    if (type(ino) != format::kTypeDir) return 0;
+    ino = part == ".." ? inode(ino).c : lookup(ino, part);
+    if (ino == 0) return 0;
+  }
+  return ino;
+}
+
+std::string_view Image::symlink_target(uint32_t ino) const {
+  const format::Inode& in = inode(ino);
+  if (type(ino) != format::kTypeLnk) fail("inode " + std::to_string(ino) + " is not a symlink");
+  return {reinterpret_cast<const char*>(blob_.data()) + in.a, in.b};
+}
+
+std::span<const format::XattrPair> Image::xattrs(uint32_t ino) const {
+  const uint32_t xattr = attr(ino).xattr;
+  if (xattr == format::kNone) return {};
+  const format::XattrSet& set = xattr_sets_[xattr];
+  return xattr_pairs_.subspan(set.first_pair, set.count);
+}
+
+std::string_view Image::xattr_value(const format::XattrPair& p) const {
+  return {reinterpret_cast<const char*>(blob_.data()) + p.value, p.value_len};
+}
+
+uint64_t Image::logical_pages(uint32_t ino) const {
+  return format::page_count_of(inode(ino).size, sb_.page_log2);
+}
+
+std::span<const format::HoleRun> Image::hole_runs(uint32_t ino) const {
+  const uint32_t m = mode(ino);
+  if ((m & format::kTypeMask) != format::kTypeReg || !(m & format::kInodeSparse)) return {};
+  auto rec = std::lower_bound(sparse_.begin(), sparse_.end(), ino,
+                              [](const format::SparseFile& s, uint32_t i) { return s.ino < i; });
+  return holes_.subspan(rec->first_run, rec->run_count);  // validated: the record exists
+}
+
+PageRef Image::page_ref(uint32_t ino, uint64_t index) const {
+  const format::Inode& in = inode(ino);
+  if (type(ino) != format::kTypeReg) fail("inode " + std::to_string(ino) + " is not a regular file");
+  const uint64_t n = logical_pages(ino);
+  if (index >= n) throw ImageError(describe(ino, index, "page index past the end of the file"));
+  const uint64_t ps = page_size();
+  PageRef ref;
+  ref.length = static_cast<uint32_t>(std::min<uint64_t>(ps, in.size - index * ps));
+  if (in.b != format::kNone && index == n - 1) {
+    ref.kind = PageRef::kTail;
+    ref.entry = in.b;
+    ref.offset = in.c;
+    return ref;
+  }
+  uint64_t before = 0;
+  if (mode(ino) & format::kInodeSparse) {
+    auto runs = hole_runs(ino);
+    auto run = std::upper_bound(runs.begin(), runs.end(), index,
+                                [](uint64_t i, const format::HoleRun& r) { return i < r.first_page; });
+    if (run != runs.begin()) {
+      --run;
+      if (index < uint64_t{run->first_page} + run->count) return ref;  // kHole
+      before = uint64_t{run->holes_before} + run->count;
+    }
+  }
+  ref.kind = PageRef::kPage;
+  ref.entry = in.a + index - before;
+  return ref;
+}
+
+PageStatus Image::read_page(uint64_t entry, PageDecoder& dec, uint8_t* out) const {
+  const format::PageEntry& e = pages_[entry];
+  uint8_t* stored = dec.stored_buffer(e.csize);
+  if (!read_stored(e, stored)) return PageStatus::kIoError;
+  return dec.decode(e, stored, out);
+}
+
+size_t Image::read(uint32_t ino, uint64_t offset, size_t len, uint8_t* out, PageDecoder& dec) const {
+  const format::Inode& in = inode(ino);
+  if (type(ino) != format::kTypeReg) fail("inode " + std::to_string(ino) + " is not a regular file");
+  if (offset >= in.size) return 0;
+  len = static_cast<size_t>(std::min<uint64_t>(len, in.size - offset));
+  const uint64_t ps = page_size();
+  std::vector<uint8_t> page(ps);
+  size_t done = 0;
+  while (done < len) {
+    const uint64_t pos = offset + done;
+    const uint64_t index = pos / ps;
+    const uint32_t in_page = static_cast<uint32_t>(pos % ps);
+    const size_t n = std::min<size_t>(len - done, ps - in_page);
+    PageRef ref = page_ref(ino, index);
+    if (ref.kind == PageRef::kHole) {
+      std::memset(out + done, 0, n);
+    } else {
+      PageStatus st = read_page(ref.entry, dec, page.data());
+      if (st != PageStatus::kOk) throw ImageError(describe(ino, index, page_status_message(st)));
+      std::memcpy(out + done, page.data() + ref.offset + in_page, n);
+    }
+    done += n;
+  }
+  return len;
+}
+
+void Image::load() {
+  const uint64_t file_size = source_->size();
+  if (file_size < format::kSuperblockSize)
+    fail("too small to be a gdfs image (" + std::to_string(file_size) + " bytes)");
+  auto read_at = [&](void* buf, size_t n, uint64_t off) {  // callers checked off + n <= file_size
+    ReadRange r{off, static_cast<uint32_t>(n), static_cast<uint8_t*>(buf)};
+    if (n > UINT32_MAX) fail("metadata region too large (" + std::to_string(n) + " bytes)");
+    source_->read({&r, 1});
+    if (!r.ok) fail("read error");
+  };
+  // The superblock and the metadata region: two reads, so that a remote image opens in two requests.
+  read_at(&sb_, sizeof sb_, 0);
+  validate_superblock(file_size);
+  meta_.resize(sb_.meta_size);
+  read_at(meta_.data(), meta_.size(), sb_.meta_offset);
+  if (checksum64(meta_.data(), meta_.size()) != sb_.meta_checksum) fail("metadata checksum mismatch");
+  map_sections();
+  validate();
+}
+
+}  // namespace gdfs

@@ -1,0 +1,282 @@
+// The reader library's read engine (label `unit`): the page cache's claim/wait/evict rules, and the
+// engine's reads, coalescing, readahead, error handling and fetchers, checked against Image::read.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include "cli_util.h"
+#include "engine/decode_device.h"
+#include "engine/decode_scheduler.h"
+#include "engine/fetcher.h"
+#include "engine/page_cache.h"
+#include "engine/read_engine.h"
+#include "gdfs/reader.h"
+#include "tree_util.h"
+
+namespace gdfs::engine {
+namespace {
+
+using test::TempDir;
+using Bytes = std::vector<uint8_t>;
+
+PagePtr make_page(uint32_t size, uint8_t fill) {
+  auto p = std::make_shared<Page>();
+  p->data.reset(new uint8_t[size]);
+  std::memset(p->data.get(), fill, size);
+  p->size = size;
+  return p;
+}
+
+TEST(PageCache, ClaimThenHit) {
+  PageCache cache(1 << 20, 4);
+  PageCache::Lookup a = cache.acquire(7);
+  EXPECT_TRUE(a.claimed);
+  PageCache::Lookup b = cache.acquire(7);  // in flight: wait, do not claim twice
+  EXPECT_FALSE(b.claimed);
+  ASSERT_TRUE(b.pending.valid());
+  cache.complete(7, LoadedPage{make_page(100, 1), PageStatus::kOk});
+  EXPECT_EQ(b.pending.get().page->data[0], 1);
+  PageCache::Lookup c = cache.acquire(7);
+  ASSERT_TRUE(c.hit);
+  EXPECT_EQ(cache.pages(), 1u);
+  EXPECT_EQ(cache.bytes(), 100u);
+}
+
+TEST(PageCache, FailureIsNotCachedAndWakesWaiters) {
+  PageCache cache(1 << 20);
+  ASSERT_TRUE(cache.acquire(3).claimed);
+  auto waiter = cache.acquire(3).pending;
+  cache.complete(3, LoadedPage{nullptr, PageStatus::kChecksum});
+  EXPECT_EQ(waiter.get().status, PageStatus::kChecksum);
+  EXPECT_TRUE(cache.acquire(3).claimed);  // the next request tries again
+}
+
+TEST(PageCache, EvictsLeastRecentlyUsedWithinCapacity) {
+  PageCache cache(4000, 1);  // one shard: eviction order is exact
+  for (uint64_t k = 0; k < 4; ++k) {
+    ASSERT_TRUE(cache.acquire(k).claimed);
+    cache.complete(k, LoadedPage{make_page(1000, uint8_t(k)), PageStatus::kOk});
+  }
+  ASSERT_TRUE(cache.acquire(0).hit);  // 0 is now the most recent; 1 is the oldest
+  ASSERT_TRUE(cache.acquire(4).claimed);
+  cache.complete(4, LoadedPage{make_page(1000, 4), PageStatus::kOk});
+  EXPECT_LE(cache.bytes(), 4000u);
+  EXPECT_TRUE(cache.acquire(0, false).hit);
+  EXPECT_FALSE(cache.acquire(1, false).hit);
+  EXPECT_TRUE(cache.acquire(4, false).hit);
+}
+
+TEST(PageCache, ZeroCapacityStillHandsResultsToWaiters) {
+  PageCache cache(0);
+  ASSERT_TRUE(cache.acquire(1).claimed);
+  auto w = cache.acquire(1).pending;
+  cache.complete(1, LoadedPage{make_page(10, 9), PageStatus::kOk});
+  EXPECT_EQ(w.get().page->data[0], 9);
+  EXPECT_EQ(cache.pages(), 0u);
+}
+
+class Engine : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir("engine");
+    std::filesystem::create_directories(*dir_ / "src");
+    test::write_text_file(*dir_ / "src/big", 3 * 1000 * 1000 + 17, 3);
+    std::mt19937_64 rng(1);
+    Bytes noise(200000);
+    for (auto& b : noise) b = uint8_t(rng());
+    test::write_bytes(*dir_ / "src/noise", noise);
+    for (int i = 0; i < 20; ++i) test::write_text_file(*dir_ / ("src/s" + std::to_string(i)), 50 + i * 91, i);
+    ASSERT_EQ(test::run_mkfs({"-q", *dir_ / "src", *dir_ / "img"}).code, 0);
+  }
+  static void TearDownTestSuite() { delete dir_; }
+
+  // Everything a daemon builds, over image `path`. With `gpu` the GPU backend decodes, over the CPU as
+  // its device; requests under 128 KiB stay on the CPU.
+  struct Rig {
+    explicit Rig(const std::string& path, uint64_t cache_bytes = 64 << 20, bool uring = true,
+                 uint64_t readahead = 1 << 20, bool gpu = false) {
+      image = Image::open(path);
+      cache = std::make_unique<PageCache>(cache_bytes);
+      pool = std::make_unique<ThreadPool>(2);
+      std::string why;
+      if (uring) fetcher = make_uring_fetcher(image->source(), 32, stats, why);
+      if (!fetcher) fetcher = make_source_fetcher(image->source(), stats);
+      decoder = make_cpu_scheduler(*pool, stats);
+      GpuDecodeOptions go;
+      go.min_bytes = 128 << 10;
+      if (gpu) gpu_decoder = make_gpu_scheduler(make_cpu_decode_device(), *decoder, stats, go);
+      EngineOptions eo;
+      eo.readahead_bytes = readahead;
+      engine = std::make_unique<ReadEngine>(*image, *cache, *fetcher, gpu ? *gpu_decoder : *decoder, *pool,
+                                            stats, eo);
+    }
+    // The engine's answer, flattened.
+    int read(const std::string& file, uint64_t off, size_t len, Bytes& out, ReadState* st = nullptr) {
+      std::vector<Slice> slices;
+      const int err = engine->read(image->resolve(file), off, len, slices, st);
+      out.clear();
+      for (const Slice& s : slices) out.insert(out.end(), s.data, s.data + s.len);
+      return err;
+    }
+    Bytes truth(const std::string& file, uint64_t off, size_t len) {
+      Bytes b(len);
+      PageDecoder dec;
+      b.resize(image->read(image->resolve(file), off, len, b.data(), dec));
+      return b;
+    }
+    Stats stats;
+    std::unique_ptr<Image> image;
+    std::unique_ptr<PageCache> cache;
+    std::unique_ptr<ThreadPool> pool;
+    std::unique_ptr<Fetcher> fetcher;
+    std::unique_ptr<DecodeScheduler> decoder;
+    std::unique_ptr<DecodeScheduler> gpu_decoder;
+    std::unique_ptr<ReadEngine> engine;  // last: destroyed first
+  };
+  static TempDir* dir_;
+};
+TempDir* Engine::dir_ = nullptr;
+
+TEST_F(Engine, RandomReadsMatchTheReader) {
+  for (bool uring : {true, false}) {
+    Rig rig(*dir_ / "img", 256 << 10, uring);  // a small cache: hits, misses and eviction
+    std::mt19937_64 rng(uring);
+    for (int i = 0; i < 400; ++i) {
+      const std::string file = std::vector<std::string>{"/big", "/noise", "/s3", "/s19"}[rng() % 4];
+      const uint64_t off = rng() % 3100000;
+      const size_t len = rng() % 2 ? rng() % 5000 : rng() % (1 << 20);
+      Bytes got;
+      ASSERT_EQ(rig.read(file, off, len, got), 0);
+      ASSERT_EQ(got, rig.truth(file, off, len)) << file << " " << off << " " << len;
+    }
+    EXPECT_GT(Stats::get(rig.stats.cache_hits), 0u);
+    EXPECT_GT(Stats::get(rig.stats.cache_misses), 0u);
+    EXPECT_EQ(Stats::get(rig.stats.read_errors), 0u);
+    EXPECT_EQ(rig.fetcher->name(), std::string(uring ? rig.fetcher->name() : "pread"));
+  }
+}
+
+TEST_F(Engine, LargeReadIsOneCoalescedBatch) {
+  Rig rig(*dir_ / "img", 64 << 20, true, 0);
+  Bytes got;
+  ASSERT_EQ(rig.read("/big", 0, 1 << 20, got), 0);
+  EXPECT_EQ(got, rig.truth("/big", 0, 1 << 20));
+  EXPECT_EQ(Stats::get(rig.stats.cache_misses), 16u);  // 16 pages of 64 KiB
+  EXPECT_EQ(Stats::get(rig.stats.fetch_ops), 1u);      // contiguous on disk: one read
+  EXPECT_EQ(Stats::get(rig.stats.coalesced_reads), 1u);
+  EXPECT_EQ(Stats::get(rig.stats.pages_decoded_cpu), 16u);
+}
+
+TEST_F(Engine, SequentialReaderGetsReadahead) {
+  Rig rig(*dir_ / "img", 64 << 20, true, 512 << 10);
+  ReadState st;
+  Bytes got, all;
+  for (uint64_t off = 0; off < 3000017; off += 131072) {
+    ASSERT_EQ(rig.read("/big", off, 131072, got, &st), 0);
+    all.insert(all.end(), got.begin(), got.end());
+    // A reader slower than readahead, whatever the machine's load: otherwise the reader can claim every
+    // page before a busy pool runs the readahead task, and nothing below would be counted.
+    rig.engine->wait_readahead();
+  }
+  EXPECT_EQ(all, rig.truth("/big", 0, 4 << 20));
+  EXPECT_GT(Stats::get(rig.stats.readahead_pages), 0u);
+  // After the first read, every page was prepared by readahead before the reader asked for it.
+  EXPECT_GT(Stats::get(rig.stats.cache_hits), 0u);
+  EXPECT_LE(Stats::get(rig.stats.cache_misses), 2u);
+}
+
+TEST_F(Engine, ConcurrentReadersAgree) {
+  Rig rig(*dir_ / "img", 512 << 10);
+  std::vector<std::thread> threads;
+  std::atomic<int> bad{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937_64 rng(t);
+      ReadState st;
+      for (int i = 0; i < 150; ++i) {
+        const uint64_t off = (t % 2) ? (i * 131072) % 3000000 : rng() % 3000000;
+        Bytes got;
+        if (rig.read("/big", off, 131072, got, &st) != 0 || got != rig.truth("/big", off, 131072)) ++bad;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(bad.load(), 0);
+}
+
+TEST_F(Engine, CorruptPageIsEioAndOthersStillRead) {
+  Bytes img = test::read_bytes(*dir_ / "img");
+  {
+    auto image = Image::open(*dir_ / "img");
+    const format::PageEntry& e = image->pages()[image->page_ref(image->resolve("/big"), 2).entry];
+    img[e.offset + 3] ^= 0xff;
+  }
+  test::write_bytes(*dir_ / "bad", img);
+  Rig rig(*dir_ / "bad");
+  Bytes got;
+  EXPECT_EQ(rig.read("/big", 2 * 65536 + 7, 10, got), EIO);
+  EXPECT_EQ(rig.read("/big", 0, 1 << 20, got), EIO);  // spans the bad page
+  EXPECT_EQ(rig.read("/big", 0, 2 * 65536, got), 0);  // stops just before it
+  EXPECT_EQ(got, rig.truth("/big", 0, 2 * 65536));
+  EXPECT_EQ(rig.read("/noise", 0, 200000, got), 0);
+  EXPECT_EQ(Stats::get(rig.stats.read_errors), 2u);
+  EXPECT_GE(Stats::get(rig.stats.bad_pages), 1u);
+}
+
+TEST_F(Engine, GpuBackendReadsMatchTheReader) {
+  Rig rig(*dir_ / "img", 1 << 20, true, 512 << 10, /*gpu=*/true);
+  std::vector<std::thread> threads;
+  std::atomic<int> bad{0};
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937_64 rng(100 + t);
+      ReadState st;
+      for (int i = 0; i < 100; ++i) {
+        const std::string file = std::vector<std::string>{"/big", "/noise", "/s3"}[rng() % 3];
+        // Sequential readers (readahead batches) and random reads of every size.
+        const uint64_t off = (t % 2) ? (i * 131072) % 3000000 : rng() % 3100000;
+        const size_t len = (t % 2) ? 131072 : rng() % (1 << 20);
+        Bytes got;
+        if (rig.read(file, off, len, got, &st) != 0 || got != rig.truth(file, off, len)) ++bad;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  rig.engine.reset();  // readahead finished: the counters are final
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_GT(Stats::get(rig.stats.pages_decoded_gpu), 0u);
+  EXPECT_GT(Stats::get(rig.stats.gpu_batches), 0u);
+  EXPECT_GT(Stats::get(rig.stats.gpu_small_reads), 0u);
+  EXPECT_EQ(Stats::get(rig.stats.gpu_fallback_pages), 0u);
+}
+
+TEST_F(Engine, GpuBackendCorruptPageIsEio) {
+  Bytes img = test::read_bytes(*dir_ / "img");
+  {
+    auto image = Image::open(*dir_ / "img");
+    const format::PageEntry& e = image->pages()[image->page_ref(image->resolve("/big"), 5).entry];
+    img[e.offset + 3] ^= 0xff;
+  }
+  test::write_bytes(*dir_ / "bad-gpu", img);
+  Rig rig(*dir_ / "bad-gpu", 64 << 20, true, 0, /*gpu=*/true);
+  Bytes got;
+  EXPECT_EQ(rig.read("/big", 0, 1 << 20, got), EIO);  // a GPU-sized request spanning the bad page
+  EXPECT_EQ(rig.read("/big", 0, 5 * 65536, got), 0);  // stops just before it
+  EXPECT_EQ(got, rig.truth("/big", 0, 5 * 65536));
+  EXPECT_EQ(rig.read("/big", 6 * 65536, 1 << 20, got), 0);
+  EXPECT_EQ(got, rig.truth("/big", 6 * 65536, 1 << 20));
+  EXPECT_GT(Stats::get(rig.stats.pages_decoded_gpu), 0u);
+  EXPECT_GE(Stats::get(rig.stats.bad_pages), 1u);
+}
+
+TEST_F(Engine, PathOfNamesFiles) {
+  auto image = Image::open(*dir_ / "img");
+  EXPECT_EQ(path_of(*image, image->resolve("/s7")), "/s7");
+  EXPECT_EQ(path_of(*image, format::kRootIno), "/");
+}
+
+}  // namespace
+}  // namespace gdfs::engine
