@@ -22,4 +22,9 @@ GDFS_BUILD_PACKAGES=(cmake g++ make pkg-config libcli11-dev libgtest-dev libdefl
 # The daemon: libfuse3 and fusermount3, io_uring (optional at build time, but wanted), and bc for timings.
 GDFS_DAEMON_PACKAGES=(libfuse3-dev fuse3 liburing-dev bc)
 
+# scripts/plots (charts of bench/results); python3-pytest runs its test, tests/plots, which skips
+# without it.
+GDFS_PLOT_PACKAGES=(python3-matplotlib)
+GDFS_PLOT_TEST_PACKAGES=(python3-pytest)
+
 njobs() { nproc 2>/dev/null || echo 2; }
