@@ -8,6 +8,7 @@
 #include <iostream>
 #include <string>
 
+#include "gdfs/version.h"
 #include "mkfs.h"
 
 namespace gdfs::mkfs {
@@ -22,7 +23,7 @@ int usage_error(const std::string& what, std::ostream& err) {
 int parse(int argc, char** argv, Options& o, std::ostream& out, std::ostream& err) {
   CLI::App app("Create a gdfs image (a read-only filesystem of GDeflate-compressed pages) from SOURCE_DIR",
                "mkfs.gdfs");
-  app.set_version_flag("--version", "mkfs.gdfs " GDFS_VERSION " (gdfs image format 1.0)");
+  app.set_version_flag("--version", version_line("mkfs.gdfs"));
   bool all_root = false;
   add_options(app, o, all_root);
   try {

@@ -17,7 +17,10 @@ ensure_packages() {
 
 # Build dependencies of the default (CPU) build, its tests and its tools.
 GDFS_BUILD_PACKAGES=(cmake g++ make pkg-config libcli11-dev libgtest-dev libdeflate-dev zlib1g-dev
-                     libxxhash-dev nlohmann-json3-dev)
+                     libxxhash-dev nlohmann-json3-dev
+                     # tests/install and scripts/check-install: man pages (man-db, groff-base), bash
+                     # completions (bash-completion), cpack -G DEB's dpkg-shlibdeps (dpkg-dev)
+                     man-db groff-base bash-completion dpkg-dev)
 
 # The daemon: libfuse3 and fusermount3, io_uring (optional at build time, but wanted), and bc for timings.
 GDFS_DAEMON_PACKAGES=(libfuse3-dev fuse3 liburing-dev bc)

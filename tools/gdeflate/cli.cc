@@ -11,6 +11,7 @@
 #include "bench.h"
 #include "gdfs/gdeflate.h"
 #include "gdfs/gdeflate_container.h"
+#include "gdfs/version.h"
 #include "io.h"
 
 namespace gdfs::tools {
@@ -115,7 +116,7 @@ int usage_error(const std::string& what, std::ostream& err) {
 
 int gdeflate_main(int argc, char** argv, std::istream& in, std::ostream& out, std::ostream& err) {
   CLI::App app("GDeflate page codec and DirectStorage .gdeflate container tool", "gdeflate");
-  app.set_version_flag("--version", "gdeflate " GDFS_VERSION);
+  app.set_version_flag("--version", version_line("gdeflate"));
   app.require_subcommand(1);
   Args a;
 

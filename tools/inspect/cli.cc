@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "gdfs/image.h"
+#include "gdfs/version.h"
 
 namespace gdfs::tools {
 namespace {
@@ -37,7 +38,7 @@ int usage_error(const std::string& what, std::ostream& err) {
 
 int inspect_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
   CLI::App app("Inspect, verify and extract gdfs images", "gdfs-inspect");
-  app.set_version_flag("--version", "gdfs-inspect " GDFS_VERSION);
+  app.set_version_flag("--version", version_line("gdfs-inspect"));
   app.require_subcommand(1);
   app.footer(
       "Exit status: 0 ok, 1 error (bad image, missing path, broken pages, failed extraction), 2 usage.");

@@ -12,6 +12,7 @@
 #include "daemon/daemon.h"
 #include "engine/decode_device.h"
 #include "engine/log.h"
+#include "gdfs/version.h"
 
 namespace gdfs::daemon {
 namespace {
@@ -82,7 +83,7 @@ int gdfs_main(int argc, char** argv) {
     return 0;
   }
   if (a.cmd.show_version) {
-    std::printf("gdfs image format %u.%u\n", format::kMajor, format::kMinor);
+    std::printf("%s\n", version_line("gdfs").c_str());
     std::fflush(stdout);  // libfuse prints its versions through its own path
     fuse_lowlevel_version();
     return 0;
