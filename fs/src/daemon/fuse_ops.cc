@@ -21,18 +21,31 @@ Daemon& daemon_of(fuse_req_t req) {
   return *static_cast<Daemon*>(fuse_req_userdata(req));
 }
 
-// Runs an operation body; an ImageError (a record this inode cannot use) answers EIO and is logged,
-// never thrown into libfuse.
+// The error boundary of every operation that can fail: whatever the body throws becomes one errno reply
+// and one log line, never an exception into libfuse (which would end the daemon and leave a dead mount
+// point). A ReadError carries its errno; any other image problem is EIO; running out of memory is
+// ENOMEM; anything else is a bug, answered EIO and logged as one. Bodies reply last, so a throw always
+// happens before their reply.
 template <typename Fn>
-void guarded(fuse_req_t req, Fn&& fn) {
+void guarded(fuse_req_t req, const char* op, Fn&& fn) {
+  int err = EIO;
   try {
     fn();
+    return;
+  } catch (const ReadError& e) {
+    engine::log_line(engine::LogLevel::kError, e.what());
+    err = e.code();
   } catch (const ImageError& e) {
     engine::log_line(engine::LogLevel::kError, e.what());
-    fuse_reply_err(req, EIO);
   } catch (const std::bad_alloc&) {
-    fuse_reply_err(req, ENOMEM);
+    engine::log_line(engine::LogLevel::kError, std::string(op) + ": out of memory");
+    err = ENOMEM;
+  } catch (const std::exception& e) {
+    engine::log_line(engine::LogLevel::kError, std::string(op) + ": internal error: " + e.what());
+  } catch (...) {
+    engine::log_line(engine::LogLevel::kError, std::string(op) + ": internal error");
   }
+  fuse_reply_err(req, err);
 }
 
 bool valid_ino(const Image& img, fuse_ino_t ino) {
@@ -95,7 +108,7 @@ void op_init(void* userdata, fuse_conn_info* conn) {
 }
 
 void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  guarded(req, [&] {
+  guarded(req, "lookup", [&] {
     Daemon& d = daemon_of(req);
     if (!valid_ino(d.image(), parent)) return (void)fuse_reply_err(req, ENOENT);
     if (d.image().type(static_cast<uint32_t>(parent)) != format::kTypeDir)
@@ -108,7 +121,7 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
 }
 
 void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
-  guarded(req, [&] {
+  guarded(req, "getattr", [&] {
     Daemon& d = daemon_of(req);
     if (!valid_ino(d.image(), ino)) return (void)fuse_reply_err(req, ENOENT);
     struct stat st;
@@ -118,7 +131,7 @@ void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
 }
 
 void op_readlink(fuse_req_t req, fuse_ino_t ino) {
-  guarded(req, [&] {
+  guarded(req, "readlink", [&] {
     Daemon& d = daemon_of(req);
     if (!valid_ino(d.image(), ino) || d.image().type(static_cast<uint32_t>(ino)) != format::kTypeLnk)
       return (void)fuse_reply_err(req, EINVAL);
@@ -128,7 +141,7 @@ void op_readlink(fuse_req_t req, fuse_ino_t ino) {
 }
 
 void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  guarded(req, [&] {
+  guarded(req, "opendir", [&] {
     Daemon& d = daemon_of(req);
     if (!valid_ino(d.image(), ino)) return (void)fuse_reply_err(req, ENOENT);
     if (d.image().type(static_cast<uint32_t>(ino)) != format::kTypeDir)
@@ -142,7 +155,7 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 
 // Directory offsets: 0 is ".", 1 is "..", 2 + i is dirent i; each entry carries the offset after it.
 void readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus) {
-  guarded(req, [&] {
+  guarded(req, plus ? "readdirplus" : "readdir", [&] {
     Daemon& d = daemon_of(req);
     const Image& img = d.image();
     const uint32_t dir = static_cast<uint32_t>(ino);
@@ -186,7 +199,7 @@ void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse
 }
 
 void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  guarded(req, [&] {
+  guarded(req, "open", [&] {
     Daemon& d = daemon_of(req);
     if (!valid_ino(d.image(), ino)) return (void)fuse_reply_err(req, ENOENT);
     if ((fi->flags & O_ACCMODE) != O_RDONLY) return (void)fuse_reply_err(req, EROFS);
@@ -199,7 +212,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 }
 
 void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
-  guarded(req, [&] {
+  guarded(req, "read", [&] {
     Daemon& d = daemon_of(req);
     if (off < 0) return (void)fuse_reply_err(req, EINVAL);
     std::vector<engine::Slice> slices;
@@ -234,7 +247,7 @@ void reply_xattr_bytes(fuse_req_t req, size_t size, std::string_view bytes) {
 }
 
 void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
-  guarded(req, [&] {
+  guarded(req, "getxattr", [&] {
     Daemon& d = daemon_of(req);
     if (!valid_ino(d.image(), ino)) return (void)fuse_reply_err(req, ENOENT);
     if (ino == FUSE_ROOT_ID && std::strcmp(name, kStatsXattr) == 0)
@@ -247,7 +260,7 @@ void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) 
 }
 
 void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
-  guarded(req, [&] {
+  guarded(req, "listxattr", [&] {
     Daemon& d = daemon_of(req);
     if (!valid_ino(d.image(), ino)) return (void)fuse_reply_err(req, ENOENT);
     std::string names;
@@ -266,7 +279,7 @@ void op_access(fuse_req_t req, fuse_ino_t, int mask) {
 
 // SEEK_DATA / SEEK_HOLE from the hole map (the kernel handles the other whence values itself).
 void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info*) {
-  guarded(req, [&] {
+  guarded(req, "lseek", [&] {
     Daemon& d = daemon_of(req);
     const Image& img = d.image();
     const uint32_t i = static_cast<uint32_t>(ino);

@@ -46,8 +46,18 @@ int serve(Daemon& daemon, Args& a) {
     if (fuse_session_mount(se, a.cmd.mountpoint) == 0) {
       fuse_daemonize(a.cmd.foreground);
       engine::log_to_syslog(!a.cmd.foreground);
-      daemon.start();
-      int rc;
+      int rc = 0;
+      // Start-up after mounting is the one place where a failure (threads, memory, a device) would
+      // otherwise leave a mount point with no daemon behind it: log it, unmount, exit 1.
+      try {
+        daemon.start();
+      } catch (const std::exception& e) {
+        engine::log_line(engine::LogLevel::kError, std::string("cannot start serving: ") + e.what());
+        fuse_session_unmount(se);
+        fuse_remove_signal_handlers(se);
+        fuse_session_destroy(se);
+        return 1;
+      }
       if (a.cmd.singlethread) {
         rc = fuse_session_loop(se);
       } else {

@@ -1,0 +1,361 @@
+// The public Reader (gdfs/reader.h), label unit: the edge-case tree read through the library and
+// compared with its source; batch reads; many threads; errors with their errno; and device reads over a
+// stand-in device (host memory posing as device memory), including one that fails and garbles pages.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <thread>
+
+#include "cli_util.h"
+#include "engine/device_memory.h"
+#include "engine/stats.h"
+#include "gdfs/reader.h"
+#include "tree_util.h"
+
+namespace gdfs {
+namespace {
+
+namespace fs = std::filesystem;
+using Bytes = std::vector<uint8_t>;
+using test::TempDir;
+
+Bytes slurp(const std::string& path, uint64_t off = 0, size_t len = SIZE_MAX) {
+  std::ifstream f(path, std::ios::binary);
+  f.seekg(static_cast<std::streamoff>(off));
+  Bytes b;
+  char buf[1 << 16];
+  while (b.size() < len) {
+    f.read(buf, static_cast<std::streamsize>(std::min<size_t>(sizeof buf, len - b.size())));
+    if (f.gcount() <= 0) break;
+    b.insert(b.end(), buf, buf + f.gcount());
+  }
+  return b;
+}
+
+int errno_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const ReadError& e) {
+    return e.code();
+  }
+  return 0;
+}
+
+class ReaderTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir("reader");
+    fs::create_directories(*dir_ / "src");
+    test::make_edge_tree(*dir_ / "src");
+    // Files whose pages straddle every kind of boundary: several pages and a tail, a copy (dedupe).
+    test::write_text_file(*dir_ / "src/multi", 5 * 65536 + 1234, 7);
+    fs::copy_file(*dir_ / "src/multi", *dir_ / "src/multi-copy");
+    ASSERT_EQ(test::run_mkfs({"-q", *dir_ / "src", *dir_ / "img"}).code, 0);
+  }
+  static void TearDownTestSuite() { delete dir_; }
+
+  static std::unique_ptr<Reader> open(const std::string& img = *dir_ / "img") {
+    ReaderOptions o;
+    o.threads = 2;
+    o.decoder = DecoderChoice::kCpu;
+    return Reader::open(img, o);
+  }
+  // Regular files of the source tree (relative paths), skipping the 5 GiB sparse one for whole reads.
+  static std::vector<std::string> regular_files() {
+    std::vector<std::string> out;
+    for (const auto& e : fs::recursive_directory_iterator(*dir_ / "src"))
+      if (fs::is_regular_file(e.symlink_status()))
+        out.push_back(e.path().lexically_relative(*dir_ / "src").string());
+    return out;
+  }
+  static TempDir* dir_;
+};
+TempDir* ReaderTest::dir_ = nullptr;
+
+TEST_F(ReaderTest, WalkMatchesTheSourceTree) {
+  auto r = open();
+  std::map<std::string, FileStat> seen;
+  r->walk([&](const std::string& path, const FileStat& st) { seen[path] = st; });
+  size_t entries = 0;
+  for (const auto& e : fs::recursive_directory_iterator(*dir_ / "src")) {
+    ++entries;
+    std::string rel = e.path().lexically_relative(*dir_ / "src").string();
+    rel.insert(rel.begin(), '/');  // not "/" + s: GCC 12 warns falsely (-Wrestrict) on that
+    auto it = seen.find(rel);
+    ASSERT_NE(it, seen.end()) << rel;
+    struct stat st {};
+    ASSERT_EQ(lstat(e.path().c_str(), &st), 0);
+    EXPECT_EQ(it->second.mode, st.st_mode) << rel;
+    if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) {
+      EXPECT_EQ(it->second.size, uint64_t(st.st_size)) << rel;
+    }
+    EXPECT_EQ(it->second.mtime_ns, int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec) << rel;
+    EXPECT_EQ(it->second.nlink, st.st_nlink) << rel;
+    if (S_ISLNK(st.st_mode)) {
+      EXPECT_EQ(r->readlink(rel), fs::read_symlink(e.path()).string()) << rel;
+    }
+    if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
+      EXPECT_EQ(it->second.rdev, st.st_rdev) << rel;
+    }
+  }
+  EXPECT_EQ(seen.size(), entries);
+}
+
+TEST_F(ReaderTest, EveryFileReadsAsItsSource) {
+  auto r = open();
+  for (const std::string& rel : regular_files()) {
+    const FileStat st = r->stat("/" + rel);
+    if (st.size > (64u << 20)) continue;  // the 5 GiB sparse file: ranges below
+    Bytes got(st.size);
+    ASSERT_EQ(r->read("/" + rel, 0, got.size(), got.data()), got.size()) << rel;
+    ASSERT_EQ(got, slurp(*dir_ / ("src/" + rel))) << rel;
+  }
+}
+
+TEST_F(ReaderTest, SparseFileHolesAndDataPast4GiB) {
+  auto r = open();
+  std::string sparse;
+  for (const std::string& rel : regular_files())
+    if (r->stat("/" + rel).size > (4ull << 30)) sparse = rel;
+  ASSERT_FALSE(sparse.empty());
+  const uint64_t size = r->stat("/" + sparse).size;
+  for (uint64_t off : {uint64_t{0}, uint64_t{1} << 20, (uint64_t{4} << 30) - 100, size - 70000, size - 10}) {
+    Bytes got(100000);
+    const size_t n = r->read("/" + sparse, off, got.size(), got.data());
+    got.resize(n);
+    EXPECT_EQ(got, slurp(*dir_ / ("src/" + sparse), off, 100000)) << off;
+  }
+}
+
+TEST_F(ReaderTest, BatchOfRandomRangesAcrossFiles) {
+  auto r = open();
+  const auto files = regular_files();
+  std::mt19937_64 rng(5);
+  std::vector<ReadRequest> reqs(256);
+  std::vector<Bytes> bufs(reqs.size());
+  std::vector<std::string> names(reqs.size());
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    names[i] = files[rng() % files.size()];
+    const FileStat st = r->stat("/" + names[i]);
+    reqs[i].ino = st.ino;
+    reqs[i].offset = st.size ? rng() % (st.size > (64u << 20) ? (64u << 20) : st.size) : 0;
+    reqs[i].length = 1 + rng() % 100000;
+    bufs[i].resize(reqs[i].length);
+    reqs[i].dst = bufs[i].data();
+  }
+  r->read_batch(reqs);
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    ASSERT_EQ(reqs[i].error, 0) << reqs[i].message;
+    bufs[i].resize(reqs[i].bytes);
+    EXPECT_EQ(bufs[i], slurp(*dir_ / ("src/" + names[i]), reqs[i].offset, reqs[i].length)) << names[i];
+  }
+}
+
+TEST_F(ReaderTest, EightThreadsShareOneReader) {
+  auto r = open();
+  const Bytes truth = slurp(*dir_ / "src/multi");
+  std::atomic<int> bad{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      std::mt19937_64 rng(t);
+      for (int i = 0; i < 200; ++i) {
+        const uint64_t off = rng() % truth.size();
+        Bytes got(1 + rng() % 70000);
+        got.resize(r->read(t % 2 ? "/multi" : "/multi-copy", off, got.size(), got.data()));
+        if (!std::equal(got.begin(), got.end(), truth.begin() + static_cast<long>(off))) ++bad;
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(bad.load(), 0);
+}
+
+TEST_F(ReaderTest, ErrorsCarryTheirErrno) {
+  auto r = open();
+  EXPECT_EQ(errno_of([&] { r->lookup("/no/such/file"); }), ENOENT);
+  EXPECT_EQ(errno_of([&] { r->lookup("/multi/below"); }), ENOTDIR);
+  EXPECT_EQ(errno_of([&] { r->list("/multi"); }), ENOTDIR);
+  EXPECT_EQ(errno_of([&] { r->readlink("/multi"); }), EINVAL);
+  Bytes b(10);
+  EXPECT_EQ(errno_of([&] { r->read("/", 0, 10, b.data()); }), EISDIR);
+  EXPECT_EQ(errno_of([&] { r->stat(uint32_t{0}); }), ENOENT);
+  EXPECT_EQ(r->read("/multi", 1u << 30, 10, b.data()), 0u);  // past the end: nothing, no error
+}
+
+TEST_F(ReaderTest, CorruptPageIsEioNamingIt_OthersStillRead) {
+  Bytes img = test::read_bytes(*dir_ / "img");
+  uint32_t ino = 0;
+  {
+    auto image = Image::open(*dir_ / "img");
+    ino = image->resolve("/multi");
+    img[image->pages()[image->page_ref(ino, 2).entry].offset + 5] ^= 0x40;
+  }
+  test::write_bytes(*dir_ / "bad", img);
+  auto r = open(*dir_ / "bad");
+  Bytes b(65536 * 4);
+  try {
+    r->read("/multi", 0, b.size(), b.data());
+    FAIL() << "read of a damaged page succeeded";
+  } catch (const ReadError& e) {
+    EXPECT_EQ(e.code(), EIO);
+    const std::string what = e.what();
+    EXPECT_NE(what.find(*dir_ / "bad"), std::string::npos) << what;
+    EXPECT_NE(what.find("inode " + std::to_string(ino) + " (page 2)"), std::string::npos) << what;
+    EXPECT_NE(what.find("/multi"), std::string::npos) << what;
+  }
+  EXPECT_EQ(r->read("/multi", 0, 2 * 65536, b.data()), 2u * 65536);  // the pages before it
+  const Bytes truth = slurp(*dir_ / "src/multi-copy");
+  // The copy shares the damaged page (dedupe), so it fails too; a batch fails only what needs it.
+  std::vector<ReadRequest> reqs(2);
+  Bytes a(100), c(100);
+  reqs[0].ino = r->lookup("/multi-copy");
+  reqs[0].offset = 2 * 65536 + 10;
+  reqs[0].length = 100;
+  reqs[0].dst = a.data();
+  reqs[1].ino = reqs[0].ino;
+  reqs[1].offset = 10;
+  reqs[1].length = 100;
+  reqs[1].dst = c.data();
+  r->read_batch(reqs);
+  EXPECT_EQ(reqs[0].error, EIO);
+  EXPECT_NE(reqs[0].message.find("(page 2)"), std::string::npos) << reqs[0].message;
+  EXPECT_EQ(reqs[1].error, 0);
+  EXPECT_TRUE(std::equal(c.begin(), c.end(), truth.begin() + 10));
+}
+
+// ---- device reads -----------------------------------------------------------------------------------
+
+// A faulty device: every other decoded page is reported bad and its bytes garbled, as a broken kernel
+// might. The reader must decode those on the CPU and still deliver exact bytes.
+class FaultyDevice final : public engine::DeviceMemory {
+ public:
+  FaultyDevice() : inner_(engine::make_standin_device_memory(true)) {}
+  std::string describe() const override { return "faulty stand-in"; }
+  bool can_decode() const override { return true; }
+  uint8_t* scratch(size_t n, std::string& err) override { return inner_->scratch(n, err); }
+  bool upload(void* d, const void* s, size_t n, void* st, std::string& e) override {
+    return inner_->upload(d, s, n, st, e);
+  }
+  bool zero(void* d, size_t n, void* st, std::string& e) override { return inner_->zero(d, n, st, e); }
+  bool copy(void* d, const void* s, size_t n, void* st, std::string& e) override {
+    return inner_->copy(d, s, n, st, e);
+  }
+  bool decode(std::span<const gpu::DevicePage> pages, std::span<gpu::PageResult> results, void* st,
+              std::string& e) override {
+    if (!inner_->decode(pages, results, st, e)) return false;
+    for (size_t i = 0; i < pages.size(); i += 2) {
+      std::memset(pages[i].out, 0x5A, pages[i].out_size);
+      results[i] = gpu::PageResult::kBadData;
+    }
+    garbled += (pages.size() + 1) / 2;
+    return true;
+  }
+  bool sync(void* st, std::string& e) override { return inner_->sync(st, e); }
+  size_t garbled = 0;
+
+ private:
+  std::unique_ptr<engine::DeviceMemory> inner_;
+};
+
+// Ranges that start and end inside pages, whole pages, tails in tail packs, holes, deduplicated pages.
+std::vector<std::pair<std::string, std::pair<uint64_t, size_t>>> device_ranges(Reader& r) {
+  std::vector<std::pair<std::string, std::pair<uint64_t, size_t>>> out = {
+      {"/multi", {0, 5 * 65536 + 1234}},      // whole file: whole pages and a tail
+      {"/multi", {65536, 2 * 65536}},         // exactly two whole pages
+      {"/multi", {100, 3 * 65536}},           // starts and ends inside pages
+      {"/multi", {5 * 65536 + 1000, 10000}},  // inside the tail, clipped at end of file
+      {"/multi-copy", {70000, 130000}},       // dedupe pages
+  };
+  r.walk([&](const std::string& path, const FileStat& st) {
+    if (!S_ISREG(st.mode)) return;
+    if (st.size > (4ull << 30)) {  // the sparse file: a hole, and data past 4 GiB
+      out.push_back({path, {1 << 20, 200000}});
+      out.push_back({path, {st.size - 100000, 100000}});
+    } else if (st.size > 0 && st.size < 4096 && out.size() < 40) {
+      out.push_back({path, {st.size / 3, st.size}});  // small files live in tail packs
+    }
+  });
+  return out;
+}
+
+void expect_device_reads_match(Reader& r) {
+  for (const auto& [path, range] : device_ranges(r)) {
+    const auto [off, len] = range;
+    Bytes host(len), dev(len + 64, 0xEE);  // a guard band after the range must stay untouched
+    const size_t want = r.read(path, off, len, host.data());
+    const size_t got = r.read_device(r.lookup(path), off, len, dev.data());
+    ASSERT_EQ(got, want) << path << " @" << off;
+    EXPECT_TRUE(std::equal(host.begin(), host.begin() + static_cast<long>(want), dev.begin()))
+        << path << " @" << off;
+    EXPECT_TRUE(
+        std::all_of(dev.begin() + static_cast<long>(want), dev.end(), [](uint8_t b) { return b == 0xEE; }))
+        << path << " @" << off << ": wrote past the range";
+  }
+}
+
+TEST_F(ReaderTest, DeviceReadsThroughADecodingDevice) {
+  auto r = open();
+  engine::set_device_memory(*r, engine::make_standin_device_memory(true));
+  expect_device_reads_match(*r);
+  EXPECT_GT(engine::Stats::get(r->stats().pages_decoded_gpu), 0u);
+}
+
+TEST_F(ReaderTest, DeviceReadsThroughACopyOnlyDevice) {
+  auto r = open();
+  engine::set_device_memory(*r, engine::make_standin_device_memory(false));
+  expect_device_reads_match(*r);
+  EXPECT_EQ(engine::Stats::get(r->stats().pages_decoded_gpu), 0u);
+}
+
+TEST_F(ReaderTest, PagesTheDeviceFailsAreDecodedOnTheCpu) {
+  auto r = open();
+  auto dev = std::make_unique<FaultyDevice>();
+  FaultyDevice* faulty = dev.get();
+  engine::set_device_memory(*r, std::move(dev));
+  expect_device_reads_match(*r);
+  EXPECT_GT(faulty->garbled, 0u);
+}
+
+TEST_F(ReaderTest, DeviceBatchFailsOnlyTheRangesThatNeedABadPage) {
+  Bytes img = test::read_bytes(*dir_ / "img");
+  {
+    auto image = Image::open(*dir_ / "img");
+    img[image->pages()[image->page_ref(image->resolve("/multi"), 1).entry].offset + 9] ^= 0x01;
+  }
+  test::write_bytes(*dir_ / "bad-dev", img);
+  auto r = open(*dir_ / "bad-dev");
+  engine::set_device_memory(*r, engine::make_standin_device_memory(true));
+  std::vector<ReadRequest> reqs(2);
+  Bytes a(1000), b(1000);
+  reqs[0].ino = r->lookup("/multi");
+  reqs[0].offset = 65536 + 5;
+  reqs[0].length = a.size();
+  reqs[0].dst = a.data();
+  reqs[1].ino = reqs[0].ino;
+  reqs[1].offset = 3 * 65536;
+  reqs[1].length = b.size();
+  reqs[1].dst = b.data();
+  r->read_batch_device(reqs);
+  EXPECT_EQ(reqs[0].error, EIO);
+  EXPECT_NE(reqs[0].message.find("(page 1)"), std::string::npos) << reqs[0].message;
+  EXPECT_EQ(reqs[1].error, 0) << reqs[1].message;
+  EXPECT_EQ(b, slurp(*dir_ / "src/multi", 3 * 65536, 1000));
+}
+
+TEST_F(ReaderTest, DeviceReadsWithoutADeviceSayNotSupported) {
+  auto r = open();
+  std::string how;
+  if (r->device_reads(how)) GTEST_SKIP() << "a device is usable here (" << how << ")";
+  EXPECT_FALSE(how.empty());
+  Bytes b(10);
+  EXPECT_EQ(errno_of([&] { r->read_device(r->lookup("/multi"), 0, 10, b.data()); }), ENOTSUP);
+}
+
+}  // namespace
+}  // namespace gdfs
