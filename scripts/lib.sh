@@ -31,3 +31,54 @@ GDFS_PLOT_PACKAGES=(python3-matplotlib)
 GDFS_PLOT_TEST_PACKAGES=(python3-pytest)
 
 njobs() { nproc 2>/dev/null || echo 2; }
+
+# nvCOMP's pip wheel, pinned: scripts/bench-gpu takes its GPU library (libnvcomp.so.6) from it, the
+# NvcompOracle tests and `gdeflate bench --nvcomp-cpu` its host GDeflate codec (libnvcomp_cpu.so.6).
+# Both use the one cache, .nvcomp-wheel/ (git-ignored); nothing is installed into any Python.
+NVCOMP_WHEEL=nvidia-libnvcomp-cu13
+NVCOMP_WHEEL_VERSION=6.0.0.12
+
+# Prints the path of the pinned wheel in DIR, downloading it first when it is not there (pip download,
+# no dependencies, short network timeouts). Returns 1 with a note on stderr when it cannot: no pip, no
+# network, no such wheel for this platform.
+nvcomp_wheel() {
+  local dir=$1 whl
+  whl=$(ls "$dir/${NVCOMP_WHEEL//-/_}-$NVCOMP_WHEEL_VERSION-"*.whl 2>/dev/null | head -n 1)
+  if [ -z "$whl" ]; then
+    if ! python3 -m pip --version >/dev/null 2>&1; then
+      echo "nvcomp_wheel: no python3 -m pip: cannot fetch $NVCOMP_WHEEL==$NVCOMP_WHEEL_VERSION" >&2
+      return 1
+    fi
+    timeout 300 python3 -m pip download -q --no-deps --disable-pip-version-check --timeout 15 --retries 1 \
+      "$NVCOMP_WHEEL==$NVCOMP_WHEEL_VERSION" -d "$dir" >&2 ||
+      { echo "nvcomp_wheel: pip download of $NVCOMP_WHEEL==$NVCOMP_WHEEL_VERSION failed" >&2; return 1; }
+    whl=$(ls "$dir/${NVCOMP_WHEEL//-/_}-$NVCOMP_WHEEL_VERSION-"*.whl 2>/dev/null | head -n 1)
+    [ -n "$whl" ] || { echo "nvcomp_wheel: pip left no wheel in $dir" >&2; return 1; }
+  fi
+  echo "$whl"
+}
+
+# Extracts one member, MEMBER (a path inside the wheel), of the pinned wheel in DIR to DEST (a file),
+# fetching the wheel first when needed, unless DEST is already newer than the wheel. Python's zipfile,
+# not unzip: pip needs python3 anyway, unzip may be missing.
+nvcomp_wheel_extract() {
+  local dir=$1 member=$2 dest=$3 whl
+  whl=$(nvcomp_wheel "$dir") || return 1
+  [ -s "$dest" ] && [ "$dest" -nt "$whl" ] && return 0
+  mkdir -p "$(dirname "$dest")"
+  python3 - "$whl" "$member" "$dest" <<'PY' || { echo "nvcomp_wheel_extract: no $member in $whl" >&2; return 1; }
+import shutil, sys, zipfile
+whl, member, dest = sys.argv[1:]
+with zipfile.ZipFile(whl) as z, z.open(member) as src, open(dest + ".tmp", "wb") as out:
+    shutil.copyfileobj(src, out)
+shutil.move(dest + ".tmp", dest)
+PY
+}
+
+# The host GDeflate codec for the NvcompOracle tests: DIR/lib64/libnvcomp_cpu.so.6, where the build looks
+# by default (CMake's GDFS_NVCOMP_CPU_LIB). Prints its path; returns 1 when the wheel cannot be had.
+nvcomp_cpu_lib() {
+  local dir=$1 lib=$1/lib64/libnvcomp_cpu.so.6
+  nvcomp_wheel_extract "$dir" nvidia/libnvcomp/lib64/libnvcomp_cpu.so.6 "$lib" || return 1
+  echo "$lib"
+}

@@ -199,6 +199,22 @@ TEST_F(Cli, BenchForcesTheScalarDecoder) {
   EXPECT_TRUE(contains(r.out, "gdfs decoder: scalar")) << r.out;
 }
 
+// nvCOMP's host codec is loaded only when asked for (tests/interop runs the bench with it); a library
+// that cannot be loaded is an error before any output, and "none" leaves it out.
+TEST_F(Cli, BenchWithAnUnloadableNvcompLibraryIsAnError) {
+  const CliResult r = gdeflate({"bench", "--min-time", "0", "--nvcomp-cpu", Path("missing.so"), Path("in")});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(contains(r.err, "cannot load " + Path("missing.so"))) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(Cli, BenchNvcompNoneLeavesItOut) {
+  const CliResult r = gdeflate({"bench", "--min-time", "0", "-l", "1", "--nvcomp-cpu", "none", Path("in")});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "| ours / libdeflate | 1 |")) << r.out;
+  EXPECT_FALSE(contains(r.out, "nvCOMP")) << r.out;
+}
+
 TEST_F(Cli, BenchEmptyInputIsAnError) {
   const CliResult r = gdeflate({"bench", "-"}, "");
   EXPECT_EQ(r.code, 1);

@@ -10,12 +10,14 @@
 #include <limits>
 #include <memory>
 #include <ostream>
+#include <set>
 #include <span>
 #include <sstream>
 #include <stdexcept>
 
 #include "gdfs/gdeflate.h"
 #include "io.h"
+#include "nvcomp_cpu.h"
 
 namespace gdfs::tools {
 namespace {
@@ -107,9 +109,50 @@ class LibdeflateCodec : public Codec {
   std::unique_ptr<libdeflate_decompressor, Free> d_;
 };
 
+// nvCOMP's host GDeflate codec. A page it refuses to write (nvcompErrorCannotCompress: some nearly
+// incompressible pages) is written by its own level 0 instead, as any user of it has to, and counted and
+// timed that way; note() reports those pages and the ones larger than nvCOMP's own bound.
+class NvcompCodec : public Codec {
+ public:
+  NvcompCodec(const nvcomp_cpu::HostGdeflate& nv, int level)
+      : nv_(nv), level_(level), promise_(nv.max_output(gd::kMaxPageBytes)) {}
+  std::string name() const override { return "nvCOMP CPU GDeflate"; }
+  size_t bound(size_t) const override { return nv_.output_capacity(); }
+  size_t compress(Bytes in, std::span<uint8_t> out) override {
+    size_t n = nv_.compress(in, level_, out);
+    if (n == 0) {
+      refused_.insert(in.data());
+      n = nv_.compress(in, 0, out);
+    }
+    if (n > promise_) over_promise_.insert(in.data());
+    largest_ = std::max(largest_, n);
+    return n;
+  }
+  const char* decompress(Bytes in, std::span<uint8_t> out) override {
+    try {
+      return nv_.decompress(in, out) == out.size() ? nullptr : "nvCOMP decoded another size";
+    } catch (const std::exception&) {
+      return "nvCOMP rejected the page";
+    }
+  }
+  std::string note() const {
+    return "nvCOMP level " + std::to_string(level_) + ": refused " + std::to_string(refused_.size()) +
+           " page(s), written by its level 0 instead (counted and timed so); " +
+           std::to_string(over_promise_.size()) + " page(s) over its own bound of " +
+           std::to_string(promise_) + " bytes; largest page " + std::to_string(largest_) + " bytes";
+  }
+
+ private:
+  const nvcomp_cpu::HostGdeflate& nv_;
+  int level_;
+  size_t promise_, largest_ = 0;
+  std::set<const uint8_t*> refused_, over_promise_;  // pages, by their input: timing passes repeat them
+};
+
 struct Result {
   uint64_t compressed = 0;
   double compress_s = 0, decompress_s = 0;
+  std::vector<std::vector<uint8_t>> pages;  // the compressed pages, in corpus order
 };
 
 // Best time of whole passes, repeated until their sum reaches min_seconds (at least one pass).
@@ -163,7 +206,21 @@ Result measure(Codec& codec, const Corpus& c, int level, double min_seconds) {
       },
       min_seconds);
   g_sink = sink;
+  r.pages = std::move(packed);
   return r;
+}
+
+// `decoder` must decode every page of another codec of the same format (GDeflate) exactly.
+void cross_decode(Codec& decoder, const Result& other, const std::string& other_name, const Corpus& c) {
+  std::vector<uint8_t> plain(gd::kMaxPageBytes);
+  for (size_t i = 0; i < c.pages.size(); ++i) {
+    const Bytes page = c.pages[i].data;
+    const char* e = decoder.decompress(other.pages[i], std::span(plain).first(page.size()));
+    if (!e && !std::equal(page.begin(), page.end(), plain.begin())) e = "decompressed data differs";
+    if (e)
+      throw std::runtime_error(where(c, c.pages[i]) + ": " + decoder.name() + " cannot decode the page of " +
+                               other_name + ": " + e);
+  }
 }
 
 std::string fixed(double v, int decimals) {
@@ -195,13 +252,12 @@ void print_row(std::ostream& out, const std::string& codec, int level, double ra
       << fixed(dmb, decimals) << " |\n";
 }
 
-void bench_level(const Corpus& c, int level, double min_seconds, gd::DecodePath path, std::ostream& out) {
+double ratio(const Corpus& c, const Result& r) {
+  return static_cast<double>(c.bytes) / static_cast<double>(r.compressed);
+}
+
+void bench_libdeflate(const Corpus& c, int level, double min_seconds, const Result& ours, std::ostream& out) {
   const double mb = static_cast<double>(c.bytes) / 1e6;
-  OurCodec ours(level, path);
-  const Result a = measure(ours, c, level, min_seconds);
-  const double ratio_a = static_cast<double>(c.bytes) / static_cast<double>(a.compressed);
-  print_row(out, ours.name(), level, ratio_a, mb / a.compress_s, mb / a.decompress_s, 1);
-  out.flush();
   libdeflate_compressor* raw = libdeflate_alloc_compressor(level);
   if (!raw) {
     out << "| libdeflate " LIBDEFLATE_VERSION_STRING " | " << level << " | level not supported | | |\n";
@@ -209,10 +265,38 @@ void bench_level(const Corpus& c, int level, double min_seconds, gd::DecodePath 
   }
   LibdeflateCodec base(raw);
   const Result b = measure(base, c, level, min_seconds);
-  const double ratio_b = static_cast<double>(c.bytes) / static_cast<double>(b.compressed);
-  print_row(out, base.name(), level, ratio_b, mb / b.compress_s, mb / b.decompress_s, 1);
-  print_row(out, "ours / libdeflate", level, ratio_a / ratio_b, b.compress_s / a.compress_s,
-            b.decompress_s / a.decompress_s, 3);
+  print_row(out, base.name(), level, ratio(c, b), mb / b.compress_s, mb / b.decompress_s, 1);
+  print_row(out, "ours / libdeflate", level, ratio(c, ours) / ratio(c, b), b.compress_s / ours.compress_s,
+            b.decompress_s / ours.decompress_s, 3);
+}
+
+// nvCOMP's row, once every page of each codec has been decoded by the other: the same format, so the
+// pages must be interchangeable. Returns the codec's note.
+std::string bench_nvcomp(const Corpus& c, int level, double min_seconds, const nvcomp_cpu::HostGdeflate& nv,
+                         OurCodec& our_codec, const Result& ours, std::ostream& out) {
+  const double mb = static_cast<double>(c.bytes) / 1e6;
+  NvcompCodec codec(nv, level);
+  const Result n = measure(codec, c, level, min_seconds);
+  cross_decode(our_codec, n, codec.name(), c);
+  cross_decode(codec, ours, our_codec.name(), c);
+  print_row(out, codec.name(), level, ratio(c, n), mb / n.compress_s, mb / n.decompress_s, 1);
+  print_row(out, "ours / nvCOMP", level, ratio(c, ours) / ratio(c, n), n.compress_s / ours.compress_s,
+            n.decompress_s / ours.decompress_s, 3);
+  return codec.note();
+}
+
+// One level: ours, libdeflate, and nvCOMP when loaded (`nv`); nvCOMP's note goes to `notes`.
+void bench_level(const Corpus& c, int level, const BenchOptions& o, const nvcomp_cpu::HostGdeflate* nv,
+                 std::vector<std::string>& notes, std::ostream& out) {
+  const double mb = static_cast<double>(c.bytes) / 1e6;
+  OurCodec ours(level, o.decoder);
+  const Result a = measure(ours, c, level, o.min_seconds);
+  print_row(out, ours.name(), level, ratio(c, a), mb / a.compress_s, mb / a.decompress_s, 1);
+  out.flush();
+  bench_libdeflate(c, level, o.min_seconds, a, out);
+  out.flush();
+  if (nv && level <= nvcomp_cpu::kMaxLevel)
+    notes.push_back(bench_nvcomp(c, level, o.min_seconds, *nv, ours, a, out));
   out.flush();
 }
 
@@ -254,6 +338,8 @@ std::optional<std::vector<int>> parse_levels(const std::string& text) {
 
 void run_bench(const BenchOptions& options, std::istream& in, std::ostream& out) {
   const Corpus c = load(options.files, in);
+  std::unique_ptr<nvcomp_cpu::HostGdeflate> nv;  // loaded before any output: a bad path prints nothing
+  if (!options.nvcomp_cpu.empty()) nv = nvcomp_cpu::HostGdeflate::open(options.nvcomp_cpu);
   out << "gdeflate bench: " << c.files.size() << " file(s), " << c.bytes << " bytes in " << c.pages.size()
       << " pages of up to 64 KiB\n"
       << "machine: " << cpu_model() << "\n"
@@ -262,10 +348,16 @@ void run_bench(const BenchOptions& options, std::istream& in, std::ostream& out)
       << "        totalling >= " << fixed(options.min_seconds, 2) << " s; MB/s = 10^6 uncompressed bytes/s\n"
       << "gdfs decoder: " << decoder_name(options.decoder) << "\n"
       << "baseline: stock libdeflate " LIBDEFLATE_VERSION_STRING " raw DEFLATE on the same pages\n"
-      << "ours / libdeflate: ratio, then speed ratios (> 1 means ours is faster)\n\n"
-      << "| codec | level | ratio | compress MB/s | decompress MB/s |\n"
+      << "ours / libdeflate: ratio, then speed ratios (> 1 means ours is faster)\n";
+  if (nv)
+    out << "nvCOMP: the host GDeflate codec of " << nv->path() << " on the same pages, one call per page;\n"
+        << "        every page of each GDeflate codec is decoded by the other before timing\n";
+  out << "\n| codec | level | ratio | compress MB/s | decompress MB/s |\n"
       << "| --- | ---: | ---: | ---: | ---: |\n";
-  for (int level : options.levels) bench_level(c, level, options.min_seconds, options.decoder, out);
+  std::vector<std::string> notes;
+  for (int level : options.levels) bench_level(c, level, options, nv.get(), notes, out);
+  if (!notes.empty()) out << "\n";
+  for (const std::string& n : notes) out << n << "\n";
 }
 
 }  // namespace gdfs::tools

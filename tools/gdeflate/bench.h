@@ -1,4 +1,5 @@
-// `gdeflate bench`: our page codec against stock libdeflate raw DEFLATE on the same 64 KiB pages.
+// `gdeflate bench`: our page codec against stock libdeflate raw DEFLATE on the same 64 KiB pages, and
+// against NVIDIA's host GDeflate codec (nvCOMP's libnvcomp_cpu.so.6) when it is given.
 #pragma once
 
 #include <iosfwd>
@@ -15,6 +16,7 @@ struct BenchOptions {
   std::vector<std::string> files;  // "-" is the input stream
   double min_seconds = 1.0;        // each timing repeats whole passes until this much time has passed
   gdeflate::DecodePath decoder = gdeflate::DecodePath::kAuto;
+  std::string nvcomp_cpu;  // path of libnvcomp_cpu.so.6; empty: no nvCOMP rows
 };
 
 // Parses "6", "1,6,9,12" or "all"; nullopt when malformed or out of 0..12.

@@ -13,6 +13,7 @@
 #include "gdfs/gdeflate_container.h"
 #include "gdfs/version.h"
 #include "io.h"
+#include "nvcomp_cpu.h"
 
 namespace gdfs::tools {
 namespace {
@@ -29,6 +30,7 @@ struct Args {
   std::vector<std::string> files;
   double min_seconds = 1.0;
   gd::DecodePath decoder = gd::DecodePath::kAuto;
+  std::string nvcomp_cpu;
 };
 
 void add_io(CLI::App* cmd, Args& a) {
@@ -68,6 +70,11 @@ void add_bench(CLI::App* app, Args& a) {
   cmd->add_option("--decoder", a.decoder, "Our decoder: auto, scalar, avx2 or avx512 (falls back if absent)")
       ->transform(CLI::CheckedTransformer(paths, CLI::ignore_case))
       ->default_str("auto");
+  cmd->add_option(
+         "--nvcomp-cpu", a.nvcomp_cpu,
+         "nvCOMP's libnvcomp_cpu.so.6 (pip wheel nvidia-libnvcomp-cu13): adds its host GDeflate codec "
+         "(default: $GDFS_NVCOMP_CPU_LIB; none: leave it out)")
+      ->type_name("PATH");
   cmd->add_option("FILE", a.files, "Input files, - for standard input")->required();
 }
 
@@ -105,6 +112,12 @@ void decompress(const Args& a, std::istream& in, std::ostream& out) {
     }
   }
   write_output(a.output, plain, out);
+}
+
+// --nvcomp-cpu wins over $GDFS_NVCOMP_CPU_LIB; "none" leaves nvCOMP out either way.
+std::string nvcomp_library(const std::string& option) {
+  if (option.empty()) return nvcomp_cpu::library_path("");
+  return option == "none" ? std::string() : option;
 }
 
 int usage_error(const std::string& what, std::ostream& err) {
@@ -147,7 +160,8 @@ int gdeflate_main(int argc, char** argv, std::istream& in, std::ostream& out, st
     if (*comp) compress(a, in, out);
     if (*decomp) decompress(a, in, out);
     if (app.got_subcommand("bench"))
-      run_bench({*parse_levels(a.levels), a.files, a.min_seconds, a.decoder}, in, out);
+      run_bench({*parse_levels(a.levels), a.files, a.min_seconds, a.decoder, nvcomp_library(a.nvcomp_cpu)},
+                in, out);
     return 0;
   } catch (const std::exception& e) {
     err << "gdeflate: error: " << e.what() << "\n";
