@@ -234,12 +234,15 @@ size_t gather(const std::vector<engine::Slice>& slices, uint8_t* dst) {
 
 size_t Reader::read(uint32_t ino, uint64_t offset, size_t length, void* dst) {
   impl_->checked(ino);
-  std::vector<engine::Slice> slices;
+  thread_local std::vector<engine::Slice> slices;  // reused: a small read allocates nothing here
+  slices.clear();
   std::string message;
   const int err = impl_->engine->read(ino, offset, length, slices, &impl_->read_states.get(ino), &message);
   if (err == EISDIR) impl_->fail(EISDIR, ino, "not a regular file");
   if (err) throw ReadError(err, message);  // names the image, inode, page and path
-  return gather(slices, static_cast<uint8_t*>(dst));
+  const size_t n = gather(slices, static_cast<uint8_t*>(dst));
+  slices.clear();  // release the pages
+  return n;
 }
 
 void Reader::read_batch(std::span<ReadRequest> requests) {

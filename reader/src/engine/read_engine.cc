@@ -64,9 +64,15 @@ int ReadEngine::plan_extent(const Extent& x, std::vector<PageRef>& refs, std::ve
 
 void ReadEngine::read_many(std::span<const Extent> extents, std::span<std::vector<Slice>> out,
                            std::span<int> errors, std::span<std::string> messages) {
-  std::vector<PageRef> refs;
-  std::vector<Want> wants;
-  std::vector<std::pair<size_t, size_t>> ref_at(extents.size()), want_at(extents.size());  // begin, end
+  // Scratch reused by this thread's next call, so a small read allocates nothing here. No call on this
+  // thread can re-enter read_many before this one returns: decoding runs only its own batch's jobs.
+  thread_local std::vector<PageRef> refs;
+  thread_local std::vector<Want> wants;
+  thread_local std::vector<std::pair<size_t, size_t>> ref_at, want_at;  // per extent: begin, end
+  refs.clear();
+  wants.clear();
+  ref_at.resize(extents.size());
+  want_at.resize(extents.size());
   for (size_t k = 0; k < extents.size(); ++k) {
     ref_at[k].first = refs.size();
     want_at[k].first = wants.size();
@@ -84,6 +90,7 @@ void ReadEngine::read_many(std::span<const Extent> extents, std::span<std::vecto
                           std::span(wants).subspan(wb, we - wb), out[k], message);
     if (errors[k] && !messages.empty()) messages[k] = message;
   }
+  wants.clear();  // the slices hold what the caller needs; keep no page alive past the cache's bound
 }
 
 int ReadEngine::slices_of(const Extent& x, std::span<const PageRef> refs, std::span<const Want> wants,
@@ -129,8 +136,10 @@ int ReadEngine::slices_of(const Extent& x, std::span<const PageRef> refs, std::s
 }
 
 void ReadEngine::resolve(std::span<Want> wants, bool ahead) {
-  std::vector<Want*> claimed;
-  std::vector<std::pair<Want*, std::shared_future<LoadedPage>>> pending;
+  thread_local std::vector<Want*> claimed;  // reused: see read_many
+  thread_local std::vector<std::pair<Want*, std::shared_future<LoadedPage>>> pending;
+  claimed.clear();
+  pending.clear();
   for (Want& w : wants) {
     PageCache::Lookup l = cache_.acquire(w.entry);
     if (l.hit) {
@@ -151,6 +160,7 @@ void ReadEngine::resolve(std::span<Want> wants, bool ahead) {
   // Our own claims first: whoever we wait for below never waits for us.
   if (!claimed.empty()) load(claimed);
   for (auto& [w, future] : pending) w->result = future.get();
+  pending.clear();
 }
 
 // Coalescing: claims sorted by stored offset; a run of pages close together on disk becomes one read
