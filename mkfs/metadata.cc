@@ -53,10 +53,9 @@ class Builder {
   Builder(const ScanResult& scan, const Tree& tree, const PackResult& pack)
       : scan_(scan), tree_(tree), pack_(pack) {}
 
-  Metadata build(uint64_t meta_offset) {
+  Metadata build() {
     for (uint32_t ino = 1; ino <= tree_.inode_count(); ++ino) inodes_.push_back(make_inode(ino));
     Metadata m;
-    base_ = meta_offset;
     out_ = &m.bytes;
     using namespace format;
     m.sections[kSecInodes] = add_table(inodes_);
@@ -152,7 +151,7 @@ class Builder {
 
   format::SectionRef add_section(const void* p, size_t n) {
     out_->resize(format::align_up(out_->size(), format::kSectionAlign), 0);
-    const format::SectionRef ref{base_ + out_->size(), n};
+    const format::SectionRef ref{out_->size(), n};  // meta::layout_sections's rule
     const auto* b = static_cast<const uint8_t*>(p);
     if (n > 0) out_->insert(out_->end(), b, b + n);
     return ref;
@@ -169,15 +168,13 @@ class Builder {
   std::vector<format::XattrSet> xattr_sets_;
   std::vector<format::XattrPair> xattr_pairs_;
   std::map<Xattrs, uint32_t> sets_;
-  uint64_t base_ = 0;
   std::vector<uint8_t>* out_ = nullptr;
 };
 
 }  // namespace
 
-Metadata build_metadata(const ScanResult& scan, const Tree& tree, const PackResult& pack,
-                        uint64_t meta_offset) {
-  return Builder(scan, tree, pack).build(meta_offset);
+Metadata build_metadata(const ScanResult& scan, const Tree& tree, const PackResult& pack) {
+  return Builder(scan, tree, pack).build();
 }
 
 std::array<uint8_t, 16> content_uuid(std::span<const uint8_t> meta,

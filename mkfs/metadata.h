@@ -1,6 +1,7 @@
-// The metadata region: every table of format.h, built from the scanned tree, the inode numbering and
+// The inflated metadata: every table of format.h, built from the scanned tree, the inode numbering and
 // the data pass. Sections are laid out in the order of format::Section, each 8-byte aligned with zero
-// padding between them; an empty section has size 0 and the offset where it would have started.
+// padding between them; an empty section has size 0 and the offset where it would have started. This is
+// what readers hold in memory; encode_metadata() turns it into the compressed region the image stores.
 //
 // Choices the format leaves to mkfs, all deterministic:
 //  - the blob holds strings in inode order: a directory's entry names when the directory comes up, a
@@ -25,12 +26,11 @@
 namespace gdfs::mkfs {
 
 struct Metadata {
-  std::vector<uint8_t> bytes;  // the whole region, to be written at the meta_offset it was built for
-  std::array<format::SectionRef, format::kMaxSections> sections{};  // absolute offsets; unused slots 0
+  std::vector<uint8_t> bytes;  // the inflated metadata
+  std::array<format::SectionRef, format::kMaxSections> sections{};  // offsets inside `bytes`; unused 0
 };
 
-Metadata build_metadata(const ScanResult& scan, const Tree& tree, const PackResult& pack,
-                        uint64_t meta_offset);
+Metadata build_metadata(const ScanResult& scan, const Tree& tree, const PackResult& pack);
 
 // The image uuid: hash128 of the metadata region and every page's ucheck, as an RFC 9562 version 8
 // UUID. It depends only on the contents, so the same tree and options give the same uuid.

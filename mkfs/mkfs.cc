@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "gdfs/checksum.h"
+#include "gdfs/meta_codec.h"
 #include "image_writer.h"
 #include "metadata.h"
 #include "pack.h"
@@ -36,7 +37,8 @@ Timestamp image_time(const Options& o, const ScanResult& scan, const Tree& tree)
 }
 
 format::Superblock make_superblock(const Options& o, const Timestamp& time, const Tree& tree,
-                                   const PackResult& pack, const Metadata& meta, uint64_t meta_offset) {
+                                   const PackResult& pack, const Metadata& meta, const meta::Encoded& stored,
+                                   uint64_t meta_offset) {
   using namespace format;
   Superblock sb{};
   std::memcpy(sb.magic, kMagic, sizeof sb.magic);
@@ -55,9 +57,12 @@ format::Superblock make_superblock(const Options& o, const Timestamp& time, cons
   sb.data_offset = kDataOffset;
   sb.data_size = pack.pages.data_end - kDataOffset;
   sb.meta_offset = meta_offset;
-  sb.meta_size = meta.bytes.size();
+  sb.meta_size = stored.region.size();
   sb.image_size = meta_offset + sb.meta_size;
-  sb.meta_checksum = checksum64(meta.bytes.data(), meta.bytes.size());
+  sb.meta_checksum = checksum64(stored.region.data(), stored.region.size());
+  sb.meta_usize = meta.bytes.size();
+  sb.meta_ucheck = checksum64(meta.bytes.data(), meta.bytes.size());
+  sb.meta_blocks = stored.blocks;
   sb.inode_count = tree.inode_count();
   sb.mkfs_level = static_cast<uint32_t>(o.level);
   sb.page_count = pack.pages.entries.size();
@@ -110,9 +115,11 @@ Summary make_image(const Options& o, Diag& diag, Progress& progress) {
 
   const PackResult pack = pack_data(o, scan, tree, image, progress);
   const uint64_t meta_offset = format::align_up(pack.pages.data_end, format::kSectionAlign);
-  const Metadata meta = build_metadata(scan, tree, pack, meta_offset);
-  const format::Superblock sb = make_superblock(o, image_time(o, scan, tree), tree, pack, meta, meta_offset);
-  image.commit(sb, meta.bytes);
+  const Metadata meta = build_metadata(scan, tree, pack);
+  const meta::Encoded stored = meta::encode(meta.bytes, meta.sections, o.level, o.threads);
+  const format::Superblock sb =
+      make_superblock(o, image_time(o, scan, tree), tree, pack, meta, stored, meta_offset);
+  image.commit(sb, stored.region);
 
   Summary s = summarize(o, scan, tree, pack, sb);
   s.skipped = diag.skipped();

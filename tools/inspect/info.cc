@@ -87,7 +87,10 @@ std::string joined(const std::vector<std::string>& v) {
 Json to_json(const Image& img, const Counts& c) {
   const format::Superblock& sb = img.superblock();
   Json sections = Json::object();
-  for (uint32_t i = 0; i < format::kSectionCount; ++i) sections[kSectionNames[i]] = sb.sections[i].size;
+  for (uint32_t i = 0; i < format::kSectionCount; ++i) {
+    const auto s = static_cast<format::Section>(i);
+    sections[kSectionNames[i]] = {{"stored", img.section_stored_bytes(s)}, {"memory", img.section_bytes(s)}};
+  }
   return {
       {"image", img.name()},
       {"version", std::to_string(sb.major) + "." + std::to_string(sb.minor)},
@@ -114,6 +117,9 @@ Json to_json(const Image& img, const Counts& c) {
        {{"image", sb.image_size},
         {"data", sb.data_size},
         {"metadata", sb.meta_size},
+        {"metadata_memory", sb.meta_usize},
+        {"metadata_blocks", sb.meta_blocks},
+        {"metadata_block_table", img.meta_table_bytes()},
         {"sections", sections},
         {"file_bytes", sb.file_bytes}}},
       {"ratio", ratio(sb.file_bytes, sb.image_size)},
@@ -143,8 +149,11 @@ void print_text(std::ostream& out, const Json& j) {
   line("page entries", num(j["page_entries"]));
   line("image size", num(sz["image"]) + " bytes");
   line("data region", num(sz["data"]) + " bytes");
-  line("metadata", num(sz["metadata"]) + " bytes");
-  for (const auto& [name, bytes] : sz["sections"].items()) line(("  " + name).c_str(), num(bytes) + " bytes");
+  line("metadata", num(sz["metadata"]) + " bytes stored, " + num(sz["metadata_memory"]) + " in memory, " +
+                       num(sz["metadata_blocks"]) + " blocks");
+  line("  block table", num(sz["metadata_block_table"]) + " bytes");
+  for (const auto& [name, s] : sz["sections"].items())
+    line(("  " + name).c_str(), num(s["stored"]) + " bytes stored, " + num(s["memory"]) + " in memory");
   line("file bytes", num(sz["file_bytes"]) + " bytes");
   line("ratio", fixed(j["ratio"].get<double>(), 3));
 }

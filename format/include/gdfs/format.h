@@ -1,11 +1,17 @@
-// The gdfs image format, version 1.0: every on-disk struct, in one place. docs/FORMAT.md is the normative
+// The gdfs image format, version 2.0: every on-disk struct, in one place. docs/FORMAT.md is the normative
 // text; this header is its byte layout. All integers are little-endian, every struct is naturally
 // aligned, and the offset of every field is pinned by a static_assert below.
 //
 // An image is three regions:
 //   [0, 4096)                  superblock (512 bytes) and zero padding
 //   [data_offset, +data_size)  page data: compressed pages, each 4-byte aligned, no headers
-//   [meta_offset, +meta_size)  metadata sections (tables of the structs below), each 8-byte aligned
+//   [meta_offset, +meta_size)  the metadata, stored compressed: a MetaBlock table, then the blocks
+//
+// The metadata is used in memory as it was before 2.0: fixed-size records (the tables of the structs
+// below) in sections at 8-byte aligned offsets of one buffer of meta_usize bytes. On disk each section is
+// stored in a transformed form (FORMAT.md 5.1: some fields delta-coded, then the bytes transposed so
+// that equal bytes of neighbouring records are adjacent) cut into 64 KiB blocks, each GDeflate or
+// stored. A reader inflates it once at open, then validates and uses it in place.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -13,7 +19,7 @@
 namespace gdfs::format {
 
 inline constexpr char kMagic[8] = {'G', 'D', 'F', 'S', 'I', 'M', 'G', '1'};
-inline constexpr uint16_t kMajor = 1;  // a reader refuses any other major version
+inline constexpr uint16_t kMajor = 2;  // a reader refuses any other major version
 inline constexpr uint16_t kMinor = 0;  // minor versions only add what old readers may ignore
 inline constexpr uint32_t kSuperblockSize = 512;
 inline constexpr uint64_t kDataOffset = 4096;  // page data starts here; 4 KiB keeps O_DIRECT possible
@@ -24,6 +30,10 @@ inline constexpr uint32_t kMaxPageLog2 = 16;    // 64 KiB, the largest GDeflate 
 inline constexpr uint32_t kNone = 0xFFFFFFFFu;  // "no index" in any u32 index field
 inline constexpr uint32_t kMaxNameLen = 255;
 inline constexpr uint32_t kRootIno = 1;  // inode numbers are 1-based table indices; 1 is the root
+inline constexpr uint32_t kMetaBlockSize = 65536;  // bytes of a section's stored form per metadata block
+// The largest inflated metadata a reader accepts (about 200 million files): it bounds what a crafted
+// superblock can make a reader allocate, before any block is decoded.
+inline constexpr uint64_t kMaxMetaBytes = uint64_t{16} << 30;
 
 // Feature bits. An unknown bit in `incompat` means "this reader would misread the image": refuse it.
 // An unknown bit in `compat` may be ignored.
@@ -49,11 +59,22 @@ enum Section : uint32_t {
   kSecBlob,        // bytes: names, symlink targets, xattr keys and values
   kSectionCount,
 };
+// The size of one entry of each section (1 for the blob), indexed by Section.
+inline constexpr uint32_t kSectionEntrySize[kSectionCount] = {24, 32, 8, 32, 16, 12, 8, 12, 1};
 inline constexpr uint32_t kMaxSections = 12;  // slots in the superblock; unused slots are zero
 
 struct SectionRef {
-  uint64_t offset;  //  0: absolute image offset, multiple of 8, inside the metadata region
-  uint64_t size;    //  8: bytes; a multiple of the entry size for tables
+  uint64_t offset;  //  0: offset inside the inflated metadata, multiple of 8 (sections follow each other)
+  uint64_t size;    //  8: inflated bytes; a multiple of the entry size for tables
+};
+
+// One block of the stored metadata: the metadata region starts with meta_blocks of these. Block sizes
+// before inflation are implied: each section's stored form is cut into kMetaBlockSize pieces, in section
+// order. Each block's bytes start at a multiple of 4 from the region's start.
+struct MetaBlock {
+  uint32_t csize;       // 0: stored bytes, >= 1
+  uint8_t codec;        // 4: kCodecStored (csize == usize) or kCodecGDeflate
+  uint8_t reserved[3];  // 5: zero
 };
 
 struct Superblock {
@@ -72,14 +93,18 @@ struct Superblock {
   uint64_t data_offset;               // 136: kDataOffset
   uint64_t data_size;                 // 144: bytes of page data (padding included)
   uint64_t meta_offset;               // 152: data_offset + data_size rounded up to kSectionAlign
-  uint64_t meta_size;                 // 160: meta_offset + meta_size == image_size
-  uint64_t meta_checksum;             // 168: checksum64 of the whole metadata region
+  uint64_t meta_size;                 // 160: stored bytes; meta_offset + meta_size == image_size
+  uint64_t meta_checksum;             // 168: checksum64 of the stored metadata region
   uint32_t inode_count;               // 176: == sections[kSecInodes].size / sizeof(Inode)
   uint32_t mkfs_level;                // 180: GDeflate level used (informational)
   uint64_t page_count;                // 184: == sections[kSecPages].size / sizeof(PageEntry)
   uint64_t file_bytes;                // 192: sum of regular file sizes, each hardlinked file once
-  SectionRef sections[kMaxSections];  // 200: indexed by Section
-  uint8_t reserved[112];              // 392: zero
+  SectionRef sections[kMaxSections];  // 200: indexed by Section, inside the inflated metadata
+  uint64_t meta_usize;                // 392: inflated metadata bytes (the end of the last section)
+  uint64_t meta_ucheck;               // 400: checksum64 of the inflated metadata
+  uint32_t meta_blocks;               // 408: MetaBlock entries at meta_offset
+  uint32_t reserved0;                 // 412: zero
+  uint8_t reserved[88];               // 416: zero
   uint64_t sb_checksum;               // 504: checksum64 of bytes [0, 504)
 };
 
@@ -187,7 +212,10 @@ static_assert(offsetof(Superblock, time_sec) == 112 && offsetof(Superblock, page
 static_assert(offsetof(Superblock, image_size) == 128 && offsetof(Superblock, meta_checksum) == 168);
 static_assert(offsetof(Superblock, inode_count) == 176 && offsetof(Superblock, page_count) == 184);
 static_assert(offsetof(Superblock, file_bytes) == 192 && offsetof(Superblock, sections) == 200);
-static_assert(offsetof(Superblock, reserved) == 392 && offsetof(Superblock, sb_checksum) == 504);
+static_assert(offsetof(Superblock, meta_usize) == 392 && offsetof(Superblock, meta_ucheck) == 400);
+static_assert(offsetof(Superblock, meta_blocks) == 408 && offsetof(Superblock, reserved) == 416);
+static_assert(offsetof(Superblock, sb_checksum) == 504);
+static_assert(sizeof(MetaBlock) == 8 && offsetof(MetaBlock, codec) == 4);
 static_assert(sizeof(PageEntry) == 32);
 static_assert(offsetof(PageEntry, ccheck) == 16 && offsetof(PageEntry, codec) == 24);
 static_assert(offsetof(PageEntry, param) == 26 && offsetof(PageEntry, reserved) == 28);
@@ -198,6 +226,11 @@ static_assert(offsetof(Attr, uid) == 8 && offsetof(Attr, mtime_sec) == 16 && off
 static_assert(sizeof(Dirent) == 8 && sizeof(SparseFile) == 16 && sizeof(HoleRun) == 12);
 static_assert(sizeof(XattrSet) == 8 && sizeof(XattrPair) == 12);
 static_assert(kSectionCount <= kMaxSections);
+static_assert(kSectionEntrySize[kSecInodes] == sizeof(Inode) && kSectionEntrySize[kSecAttrs] == sizeof(Attr));
+static_assert(kSectionEntrySize[kSecDirents] == sizeof(Dirent) && kSectionEntrySize[kSecPages] == sizeof(PageEntry));
+static_assert(kSectionEntrySize[kSecSparse] == sizeof(SparseFile) && kSectionEntrySize[kSecHoleRuns] == sizeof(HoleRun));
+static_assert(kSectionEntrySize[kSecXattrSets] == sizeof(XattrSet) &&
+              kSectionEntrySize[kSecXattrPairs] == sizeof(XattrPair));
 
 // Helpers every reader and writer agree on.
 inline constexpr uint64_t align_up(uint64_t v, uint64_t a) {

@@ -6,6 +6,7 @@
 // index without further checks. Page data is checked when it is read: both page checksums, and the
 // decoder's own bounds checks in between.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -89,6 +90,12 @@ class Image {
   }
   std::span<const format::PageEntry> pages() const { return pages_; }
 
+  // Bytes of section `s` as stored in the image (its compressed blocks) and in memory (inflated), and of
+  // the metadata block table.
+  uint64_t section_stored_bytes(format::Section s) const { return stored_[s]; }
+  uint64_t section_bytes(format::Section s) const { return sb_.sections[s].size; }
+  uint64_t meta_table_bytes() const { return meta_table_bytes_; }
+
   // Reads the stored bytes of a page entry (entry.csize bytes) into `out`. Returns false on I/O error.
   bool read_stored(const format::PageEntry& entry, uint8_t* out) const;
   // Reads, decodes and verifies a page into `out` (entry.usize bytes).
@@ -104,6 +111,7 @@ class Image {
   Image() = default;
   void load();
   void validate_superblock(uint64_t file_size);
+  void inflate_metadata(std::span<const uint8_t> region);
   void map_sections();
   void validate();                                      // validate.cc
   std::string_view blob_string(uint32_t offset) const;  // validated length-prefixed string
@@ -112,7 +120,9 @@ class Image {
   std::string name_;
   std::unique_ptr<Source> source_;
   format::Superblock sb_{};
-  std::vector<uint8_t> meta_;  // a private copy of the metadata region, validated once
+  std::vector<uint8_t> meta_;  // the inflated metadata, a private copy validated once
+  std::array<uint64_t, format::kSectionCount> stored_{};  // each section's stored bytes
+  uint64_t meta_table_bytes_ = 0;
   std::span<const format::Inode> inodes_;
   std::span<const format::Attr> attrs_;
   std::span<const format::Dirent> dirents_;

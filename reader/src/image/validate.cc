@@ -11,6 +11,7 @@
 #include "gdfs/checksum.h"
 #include "gdfs/gdeflate.h"
 #include "gdfs/image.h"
+#include "gdfs/meta_codec.h"
 
 namespace gdfs {
 
@@ -47,9 +48,12 @@ std::string hex(uint64_t v) {
 void Image::validate_superblock(uint64_t file_size) {
   using namespace format;
   if (std::memcmp(sb_.magic, kMagic, sizeof kMagic) != 0) fail("not a gdfs image (bad magic)");
+  const std::string version = std::to_string(sb_.major) + "." + std::to_string(sb_.minor);
+  if (sb_.major < kMajor)  // 1.x stored its metadata uncompressed; no such image was ever deployed
+    fail("format version " + version + " was made by an older mkfs.gdfs; rebuild the image (this reader reads " +
+         std::to_string(kMajor) + ".x)");
   if (sb_.major != kMajor)
-    fail("format version " + std::to_string(sb_.major) + "." + std::to_string(sb_.minor) +
-         " is not supported (this reader reads " + std::to_string(kMajor) + ".x)");
+    fail("format version " + version + " is not supported (this reader reads " + std::to_string(kMajor) + ".x)");
   if (sb_.sb_size != kSuperblockSize) fail("bad superblock size " + std::to_string(sb_.sb_size));
   if (checksum64(&sb_, offsetof(Superblock, sb_checksum)) != sb_.sb_checksum)
     fail("superblock checksum mismatch");
@@ -65,16 +69,17 @@ void Image::validate_superblock(uint64_t file_size) {
       !fits(sb_.meta_offset, sb_.meta_size, sb_.image_size) ||
       sb_.meta_offset + sb_.meta_size != sb_.image_size)
     fail("superblock regions are inconsistent");
+  if (const std::string why = meta::check_layout(sb_); !why.empty()) fail(why);
 }
 
 void Image::map_sections() {
   using namespace format;
+  // meta::check_layout has placed every section inside the inflated metadata, aligned, whole entries.
   auto section = [&](Section s, size_t entry_size) -> std::span<const uint8_t> {
     const SectionRef& r = sb_.sections[s];
-    if (r.offset % kSectionAlign != 0 || r.offset < sb_.meta_offset ||
-        !fits(r.offset - sb_.meta_offset, r.size, sb_.meta_size) || r.size % entry_size != 0)
+    if (!fits(r.offset, r.size, meta_.size()) || r.size % entry_size != 0)
       fail("metadata section " + std::to_string(s) + " is out of bounds");
-    return {meta_.data() + (r.offset - sb_.meta_offset), r.size};
+    return {meta_.data() + r.offset, r.size};
   };
   // The metadata buffer is suitably aligned for every struct (operator new, offsets multiple of 8), and
   // all the structs are trivially copyable implicit-lifetime types.
