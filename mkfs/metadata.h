@@ -26,7 +26,7 @@
 namespace gdfs::mkfs {
 
 struct Metadata {
-  std::vector<uint8_t> bytes;  // the inflated metadata
+  std::vector<uint8_t> bytes;                                       // the inflated metadata
   std::array<format::SectionRef, format::kMaxSections> sections{};  // offsets inside `bytes`; unused 0
 };
 

@@ -6,7 +6,6 @@
 #include <stdexcept>
 #include <thread>
 
-#include "gdfs/checksum.h"
 #include "gdfs/gdeflate.h"
 
 namespace gdfs::meta {
@@ -217,11 +216,13 @@ std::string check_layout(const format::Superblock& sb) {
   if (sb.meta_blocks != blocks) return "the metadata block count does not match its sections";
   if (uint64_t{sb.meta_blocks} * sizeof(format::MetaBlock) > sb.meta_size)
     return "the metadata block table is larger than the metadata region";
+  if ((sb.meta_usize + format::kMaxMetaRatio - 1) / format::kMaxMetaRatio > sb.meta_size)  // no overflow
+    return "the metadata claims to inflate more than " + std::to_string(format::kMaxMetaRatio) + "-fold";
   return "";
 }
 
-Decoded decode(const format::Superblock& sb, std::span<const uint8_t> region, std::vector<uint8_t>& out,
-               unsigned threads) {
+Decoded inflate(const format::Superblock& sb, std::span<const uint8_t> region, std::vector<uint8_t>& out,
+                unsigned threads) {
   Decoded d;
   const std::span<const format::SectionRef> sections(sb.sections, format::kSectionCount);
   std::vector<Block> blocks = plan_blocks(sections);
@@ -238,8 +239,10 @@ Decoded decode(const format::Superblock& sb, std::span<const uint8_t> region, st
     if (mb.codec == format::kCodecStored) {
       if (mb.csize != b.usize) return {where + "stored block of the wrong size", {}};
     } else if (mb.codec == format::kCodecGDeflate) {
-      if (mb.csize == 0 || mb.csize > gdeflate::compress_bound(b.usize))
+      if (mb.csize > gdeflate::compress_bound(b.usize))
         return {where + "GDeflate block larger than its bound", {}};
+      if (b.usize > format::kMaxMetaRatio * uint64_t{mb.csize})
+        return {where + "GDeflate block too small", {}};
     } else {
       return {where + "unknown codec " + std::to_string(mb.codec), {}};
     }
@@ -271,9 +274,9 @@ Decoded decode(const format::Superblock& sb, std::span<const uint8_t> region, st
     return {"metadata block " + std::to_string(bad - failed.begin()) + " does not decode", {}};
   out.assign(sb.meta_usize, 0);  // zeros between sections
   for (uint32_t s = 0; s < format::kSectionCount; ++s)
-    from_stored(static_cast<Section>(s), std::span<const uint8_t>(stored).subspan(sections[s].offset, sections[s].size),
+    from_stored(static_cast<Section>(s),
+                std::span<const uint8_t>(stored).subspan(sections[s].offset, sections[s].size),
                 out.data() + sections[s].offset);
-  if (checksum64(out.data(), out.size()) != sb.meta_ucheck) return {"inflated metadata checksum mismatch", {}};
   return d;
 }
 

@@ -1,29 +1,22 @@
-// Fuzzes image open plus a full metadata walk, and reads of every file. The harness reseals both
-// checksums first, so mutations get past them and exercise the structural validation behind them (the
-// checksums themselves are covered by the corruption tests). Any ImageError is a correct refusal; a
-// crash, a sanitizer report, or an inconsistency the walk detects (abort) is a bug.
+// Fuzzes image open plus a full metadata walk, and reads of every file. The harness reseals the
+// checksums first (the superblock's, the stored metadata's, and the inflated metadata's when it still
+// inflates), so mutations get past them and exercise the block table, the block decoder and the
+// structural validation behind them (the checksums themselves are covered by the corruption tests).
+// Seeds with stored metadata blocks (make_image_seeds.sh) let mutations reach the records directly. Any
+// ImageError is a correct refusal; a crash, a sanitizer report, or an inconsistency the walk detects (abort)
+// is a bug.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
 
-#include "gdfs/checksum.h"
 #include "gdfs/format.h"
 #include "gdfs/image.h"
+#include "image_surgery.h"
 
 namespace {
 
 using namespace gdfs;
-
-void reseal(std::vector<uint8_t>& b) {
-  if (b.size() < format::kSuperblockSize) return;
-  format::Superblock sb;
-  std::memcpy(&sb, b.data(), sizeof sb);
-  if (sb.meta_offset <= b.size() && sb.meta_size <= b.size() - sb.meta_offset)
-    sb.meta_checksum = checksum64(b.data() + sb.meta_offset, sb.meta_size);
-  sb.sb_checksum = checksum64(&sb, offsetof(format::Superblock, sb_checksum));
-  std::memcpy(b.data(), &sb, sizeof sb);
-}
 
 void check(bool ok) {
   if (!ok) std::abort();
@@ -78,7 +71,7 @@ void walk(const Image& img) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<uint8_t> bytes(data, data + size);
-  reseal(bytes);
+  surgery::reseal(bytes);
   try {
     auto img = Image::from_memory(std::move(bytes), "fuzz.img");
     walk(*img);

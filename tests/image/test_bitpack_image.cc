@@ -18,6 +18,7 @@
 #include "gdfs/gdeflate.h"
 #include "gdfs/image.h"
 #include "gdfs/page_encode.h"
+#include "tests/fuzz/image_surgery.h"
 #include "tree_util.h"
 
 namespace gdfs::test {
@@ -218,22 +219,18 @@ TEST_F(BitpackImage, BadCodecArgumentsAreUsageErrors) {
 // Crafted entries behind valid checksums: the reader must refuse them at open.
 class BitpackCrafted : public BitpackImage {
  protected:
-  static Bytes crafted(const std::function<void(Bytes&, format::PageEntry&)>& change) {
-    Bytes b = read_bytes(*dir_ / "auto");
-    format::Superblock sb;
-    std::memcpy(&sb, b.data(), sizeof sb);
-    auto* pages = reinterpret_cast<format::PageEntry*>(b.data() + sb.sections[format::kSecPages].offset);
-    for (uint64_t i = 0; i < sb.page_count; ++i) {
+  // The "auto" image with its first bitpack page entry changed, encoded again and resealed.
+  static Bytes crafted(const std::function<void(surgery::Unpacked&, format::PageEntry&)>& change) {
+    const Bytes b = read_bytes(*dir_ / "auto");
+    surgery::Unpacked u = surgery::unpack_image(b);
+    auto* pages = u.record<format::PageEntry>(format::kSecPages);
+    for (uint64_t i = 0; i < u.sb.page_count; ++i) {
       if (pages[i].codec == format::kCodecBitpack) {
-        change(b, pages[i]);
+        change(u, pages[i]);
         break;
       }
     }
-    std::memcpy(&sb, b.data(), sizeof sb);
-    sb.meta_checksum = checksum64(b.data() + sb.meta_offset, sb.meta_size);
-    sb.sb_checksum = checksum64(&sb, offsetof(format::Superblock, sb_checksum));
-    std::memcpy(b.data(), &sb, sizeof sb);
-    return b;
+    return surgery::repack_image(b, u);
   }
   static std::string open_error(Bytes b) {
     try {
@@ -246,23 +243,20 @@ class BitpackCrafted : public BitpackImage {
 };
 
 TEST_F(BitpackCrafted, RefusesBadParamsAndAMissingFeatureBit) {
-  EXPECT_EQ(open_error(crafted([](Bytes&, format::PageEntry&) {})), "");
+  EXPECT_EQ(open_error(crafted([](surgery::Unpacked&, format::PageEntry&) {})), "");
   // Stride 15 with 32-sample blocks is fine; with 1-sample blocks it is not a valid param.
-  EXPECT_NE(open_error(crafted([](Bytes&, format::PageEntry& e) {
+  EXPECT_NE(open_error(crafted([](surgery::Unpacked&, format::PageEntry& e) {
               e.param = 15u << 12;
             })).find("bad bitpack parameter"),
             std::string::npos);
-  EXPECT_NE(open_error(crafted([](Bytes&, format::PageEntry& e) { e.csize = 0xFFFFFF; })), "");
-  EXPECT_NE(open_error(crafted([](Bytes& b, format::PageEntry&) {
-              reinterpret_cast<format::Superblock*>(b.data())->incompat &=
-                  ~uint64_t{format::kIncompatBitpack};
+  EXPECT_NE(open_error(crafted([](surgery::Unpacked&, format::PageEntry& e) { e.csize = 0xFFFFFF; })), "");
+  EXPECT_NE(open_error(crafted([](surgery::Unpacked& u, format::PageEntry&) {
+              u.sb.incompat &= ~uint64_t{format::kIncompatBitpack};
             })).find("without the bitpack feature bit"),
             std::string::npos);
-  EXPECT_NE(open_error(crafted([](Bytes& b, format::PageEntry&) {
-              auto* sb = reinterpret_cast<format::Superblock*>(b.data());
-              auto* pages =
-                  reinterpret_cast<format::PageEntry*>(b.data() + sb->sections[format::kSecPages].offset);
-              for (uint64_t i = 0; i < sb->page_count; ++i)
+  EXPECT_NE(open_error(crafted([](surgery::Unpacked& u, format::PageEntry&) {
+              auto* pages = u.record<format::PageEntry>(format::kSecPages);
+              for (uint64_t i = 0; i < u.sb.page_count; ++i)
                 if (pages[i].codec == format::kCodecGDeflate) pages[i].param = 1;
             })).find("codec parameter on a codec without one"),
             std::string::npos);
@@ -271,8 +265,8 @@ TEST_F(BitpackCrafted, RefusesBadParamsAndAMissingFeatureBit) {
 TEST_F(BitpackCrafted, AWrongButValidParamFailsTheRead) {
   // Another valid param (stride 1 <-> 0, 2 <-> 3): the page decodes to other bytes or not at all, and
   // either way the read is an error rather than those bytes.
-  const auto img =
-      Image::from_memory(crafted([](Bytes&, format::PageEntry& e) { e.param ^= 1u << 12; }), "crafted");
+  const auto img = Image::from_memory(
+      crafted([](surgery::Unpacked&, format::PageEntry& e) { e.param ^= 1u << 12; }), "crafted");
   const auto good = Image::from_memory(read_bytes(*dir_ / "auto"), "good");
   PageDecoder dec;
   for (uint64_t i = 0; i < img->pages().size(); ++i) {

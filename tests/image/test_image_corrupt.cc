@@ -1,6 +1,8 @@
-// Damaged and crafted images: truncation, bit flips in every region, and offsets pointing out of range
-// behind valid checksums. info, verify, cat and extract must give a clear error that names the image,
-// exit 1, and never crash, hang or hand out wrong bytes. (scripts/sanitize runs these under ASan too.)
+// Damaged and crafted images: truncation, bit flips in every region, offsets pointing out of range
+// behind valid checksums, and a crafted metadata block table or block. Records are edited in the
+// inflated metadata and encoded again (tests/fuzz/image_surgery.h), as a faulty writer would do. info,
+// verify, cat and extract must give a clear error that names the image, exit 1, and never crash, hang or hand
+// out wrong bytes. (scripts/sanitize runs these under ASan too.)
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -12,6 +14,7 @@
 #include "gdfs/checksum.h"
 #include "gdfs/format.h"
 #include "gdfs/image.h"
+#include "tests/fuzz/image_surgery.h"
 #include "tree_util.h"
 
 namespace gdfs::test {
@@ -28,6 +31,9 @@ class Corrupt : public ::testing::Test {
     write_text_file(*dir_ / "src/d/b", 100000, 2);
     write_file(*dir_ / "src/d/small", "small file\n");
     symlink("a", (*dir_ / "src/link").c_str());
+    // Enough entries that the inode table's block is GDeflate, not stored: the block tests need one.
+    std::filesystem::create_directories(*dir_ / "src/many");
+    for (int i = 0; i < 200; ++i) write_file(*dir_ / ("src/many/f" + std::to_string(i)), "x\n");
     CliResult r = run_mkfs({"-q", *dir_ / "src", *dir_ / "good.img"});
     ASSERT_EQ(r.code, 0) << r.err;
     good_ = new Bytes(read_bytes(*dir_ / "good.img"));
@@ -63,23 +69,22 @@ class Corrupt : public ::testing::Test {
       }
     }
   }
-  // Recomputes both checksums, so a crafted change reaches the structural checks.
-  static void reseal(Bytes& b) {
-    format::Superblock s = sb(b);
-    if (s.meta_offset + s.meta_size <= b.size())
-      s.meta_checksum = checksum64(b.data() + s.meta_offset, s.meta_size);
-    s.sb_checksum = checksum64(&s, offsetof(format::Superblock, sb_checksum));
-    std::memcpy(b.data(), &s, sizeof s);
+  // Recomputes every checksum, so a crafted change to the superblock or the stored metadata reaches the
+  // checks behind them.
+  static void reseal(Bytes& b) { surgery::reseal(b); }
+  // The good image with its inflated records edited, encoded again and resealed.
+  static Bytes with_records(const std::function<void(surgery::Unpacked&)>& edit) {
+    surgery::Unpacked u = surgery::unpack_image(*good_);
+    edit(u);
+    return surgery::repack_image(*good_, u);
   }
-  template <typename T>
-  static T* table(Bytes& b, format::Section sec, size_t i = 0) {
-    return reinterpret_cast<T*>(b.data() + sb(b).sections[sec].offset) + i;
+  // Entry i of the stored metadata's block table.
+  static format::MetaBlock* block(Bytes& b, size_t i) {
+    return reinterpret_cast<format::MetaBlock*>(b.data() + sb(b).meta_offset) + i;
   }
-  static uint32_t type_of(Bytes& b, size_t inode_index) {
-    return table<format::Attr>(b, format::kSecAttrs,
-                               table<format::Inode>(b, format::kSecInodes, inode_index)->attr)
-               ->mode &
-           format::kTypeMask;
+  static uint32_t type_of(surgery::Unpacked& u, size_t inode_index) {
+    const uint32_t attr = u.record<format::Inode>(format::kSecInodes, inode_index)->attr;
+    return u.record<format::Attr>(format::kSecAttrs, attr)->mode & format::kTypeMask;
   }
   static inline TempDir* dir_ = nullptr;
   static inline Bytes* good_ = nullptr;
@@ -160,69 +165,153 @@ TEST_F(Corrupt, PageDataFlipsNeverPassVerify) {
   }
 }
 
-// Structural damage behind valid checksums: what a faulty or hostile writer could produce.
-TEST_F(Corrupt, CraftedRecordsAreRefused) {
+// Superblock damage behind a valid checksum.
+TEST_F(Corrupt, CraftedSuperblocksAreRefused) {
   using namespace format;
   struct Case {
     const char* what;
-    std::function<void(Bytes&)> edit;
+    std::function<void(Superblock&)> edit;
+    const char* why;
   };
   const std::vector<Case> cases = {
-      {"unknown incompat bit",
-       [](Bytes& b) { reinterpret_cast<Superblock*>(b.data())->incompat |= 1ull << 40; }},
-      {"major version 2", [](Bytes& b) { reinterpret_cast<Superblock*>(b.data())->major = 2; }},
-      {"page size 2^20", [](Bytes& b) { reinterpret_cast<Superblock*>(b.data())->page_log2 = 20; }},
-      {"image size past the file",
-       [](Bytes& b) { reinterpret_cast<Superblock*>(b.data())->image_size += 8; }},
-      {"section out of range",
-       [](Bytes& b) { reinterpret_cast<Superblock*>(b.data())->sections[kSecPages].size += 1ull << 40; }},
-      {"page offset past the data", [](Bytes& b) { table<PageEntry>(b, kSecPages)->offset = 1ull << 50; }},
-      {"page offset misaligned", [](Bytes& b) { table<PageEntry>(b, kSecPages)->offset += 2; }},
-      {"page csize huge", [](Bytes& b) { table<PageEntry>(b, kSecPages)->csize = 0xFFFFFFF0u; }},
-      {"page usize zero", [](Bytes& b) { table<PageEntry>(b, kSecPages)->usize = 0; }},
-      {"unknown codec", [](Bytes& b) { table<PageEntry>(b, kSecPages)->codec = 9; }},
-      {"root not a directory",
-       [](Bytes& b) { table<Attr>(b, kSecAttrs, table<Inode>(b, kSecInodes)->attr)->mode = 0100644; }},
-      {"bad attribute index", [](Bytes& b) { table<Inode>(b, kSecInodes, 1)->attr = 1u << 30; }},
-      {"attribute with an unknown type", [](Bytes& b) { table<Attr>(b, kSecAttrs)->mode = 0170644; }},
-      {"attribute with bad nanoseconds",
-       [](Bytes& b) { table<Attr>(b, kSecAttrs)->mtime_nsec = 1000000000; }},
-      {"root entries out of range", [](Bytes& b) { table<Inode>(b, kSecInodes)->b = 1u << 30; }},
-      {"dirent to a bad inode", [](Bytes& b) { table<Dirent>(b, kSecDirents)->ino = 1u << 30; }},
-      {"dirent to the root", [](Bytes& b) { table<Dirent>(b, kSecDirents)->ino = 1; }},
-      {"dirent name out of the blob", [](Bytes& b) { table<Dirent>(b, kSecDirents)->name = 1u << 30; }},
-      {"names unsorted",
+      {"unknown incompat bit", [](Superblock& s) { s.incompat |= 1ull << 40; }, "incompat"},
+      {"major version 3", [](Superblock& s) { s.major = 3; }, "not supported"},
+      {"major version 1", [](Superblock& s) { s.major = 1; }, "made by an older mkfs.gdfs; rebuild"},
+      {"page size 2^20", [](Superblock& s) { s.page_log2 = 20; }, "page size"},
+      {"image size past the file", [](Superblock& s) { s.image_size += 8; }, "truncated"},
+      {"section out of range", [](Superblock& s) { s.sections[kSecPages].size += 1ull << 40; }, "section 3"},
+      {"section moved", [](Superblock& s) { s.sections[kSecBlob].offset += 8; }, "section 8"},
+      {"reserved section slot used", [](Superblock& s) { s.sections[10].size = 8; }, "section 10"},
+      {"inflated size past the sections", [](Superblock& s) { s.meta_usize += 8; }, "inflated metadata size"},
+      {"inflated size huge",
+       [](Superblock& s) {
+         s.sections[kSecBlob].size += 1ull << 36;
+         s.meta_usize += 1ull << 36;
+       },
+       "too large"},
+      {"more than 512-fold",
+       [](Superblock& s) {
+         const uint64_t grow = s.meta_size * 512;
+         s.sections[kSecBlob].size += grow;
+         s.meta_usize += grow;
+         s.meta_blocks +=
+             static_cast<uint32_t>((s.sections[kSecBlob].size + kMetaBlockSize - 1) / kMetaBlockSize -
+                                   (s.sections[kSecBlob].size - grow + kMetaBlockSize - 1) / kMetaBlockSize);
+       },
+       "512-fold"},
+      {"block count", [](Superblock& s) { s.meta_blocks += 1; }, "block count"},
+      {"inflated checksum", [](Superblock& s) { s.meta_ucheck ^= 1; }, "inflated metadata checksum"},
+  };
+  for (const Case& c : cases) {
+    Bytes b = *good_;
+    format::Superblock s = sb(b);
+    c.edit(s);
+    std::memcpy(b.data(), &s, sizeof s);
+    if (std::string(c.what) == "inflated checksum") {
+      surgery::put_superblock(b, s);  // the stored checksum stays valid; only the inflated one is wrong
+    } else {
+      reseal(b);
+    }
+    expect_refused(b, c.what, c.why);
+  }
+}
+
+// The stored metadata's block table and blocks, crafted behind valid checksums: refused with a clear
+// message, never a crash or an allocation the image's size does not justify.
+TEST_F(Corrupt, CraftedMetadataBlocksAreRefused) {
+  using namespace format;
+  Bytes good = *good_;
+  ASSERT_GE(sb(good).meta_blocks, 2u);
+  ASSERT_EQ(block(good, 0)->codec, kCodecGDeflate);
+  struct Case {
+    const char* what;
+    std::function<void(Bytes&)> edit;
+    const char* why;
+  };
+  const std::vector<Case> cases = {
+      {"unknown block codec", [](Bytes& b) { block(b, 0)->codec = 9; }, "unknown codec"},
+      {"bitpack block", [](Bytes& b) { block(b, 0)->codec = kCodecBitpack; }, "unknown codec"},
+      {"reserved bytes", [](Bytes& b) { block(b, 1)->reserved[2] = 1; }, "reserved"},
+      {"block past the region", [](Bytes& b) { block(b, 0)->csize = 0x10000; }, "metadata block 0"},
+      {"block size huge", [](Bytes& b) { block(b, 0)->csize = 0xFFFFFFF0u; }, "larger than its bound"},
+      {"block size zero", [](Bytes& b) { block(b, 0)->csize = 0; }, "too small"},
+      {"stored block of the wrong size", [](Bytes& b) { block(b, 0)->codec = kCodecStored; }, "wrong size"},
+      {"garbage block",
        [](Bytes& b) {
-         std::swap(table<Dirent>(b, kSecDirents, 0)->name, table<Dirent>(b, kSecDirents, 1)->name);
-       }},
-      {"bad xattr index", [](Bytes& b) { table<Attr>(b, kSecAttrs)->xattr = 77; }},
-      {"file size past its pages",
+         const size_t at = sb(b).meta_offset + sb(b).meta_blocks * sizeof(MetaBlock);
+         std::memset(b.data() + format::align_up(at, 4), 0xFF, block(b, 0)->csize);
+       },
+       "does not decode"},
+      {"bytes after the last block",
        [](Bytes& b) {
-         for (size_t i = 0; i < sb(b).inode_count; ++i)
-           if (type_of(b, i) == format::kTypeReg) table<Inode>(b, kSecInodes, i)->size += 1ull << 40;
-       }},
-      {"directories share entries",
-       [](Bytes& b) {
-         Inode* root = table<Inode>(b, kSecInodes, 0);
-         for (size_t i = 1; i < sb(b).inode_count; ++i) {
-           Inode* in = table<Inode>(b, kSecInodes, i);
-           if (type_of(b, i) == format::kTypeDir) in->a = root->a, in->b = root->b;
-         }
-       }},
-      {"tail offset past its pack",
-       [](Bytes& b) {
-         for (size_t i = 0; i < sb(b).inode_count; ++i) {
-           Inode* in = table<Inode>(b, kSecInodes, i);
-           if (type_of(b, i) == format::kTypeReg && in->b != kNone) in->c = 70000;
-         }
-       }},
+         b.insert(b.end(), 4, 0);
+         Superblock s = sb(b);
+         s.meta_size += 4, s.image_size += 4;
+         std::memcpy(b.data(), &s, sizeof s);
+       },
+       "after its last block"},
   };
   for (const Case& c : cases) {
     Bytes b = *good_;
     c.edit(b);
     reseal(b);
-    expect_refused(b, c.what);
+    expect_refused(b, c.what, c.why);
   }
+}
+
+// Structural damage to the records behind valid checksums: what a faulty or hostile writer could
+// produce.
+TEST_F(Corrupt, CraftedRecordsAreRefused) {
+  using namespace format;
+  using U = surgery::Unpacked;
+  struct Case {
+    const char* what;
+    std::function<void(U&)> edit;
+  };
+  const std::vector<Case> cases = {
+      {"page offset past the data", [](U& u) { u.record<PageEntry>(kSecPages)->offset = 1ull << 50; }},
+      {"page offset misaligned", [](U& u) { u.record<PageEntry>(kSecPages)->offset += 2; }},
+      {"page csize huge", [](U& u) { u.record<PageEntry>(kSecPages)->csize = 0xFFFFFFF0u; }},
+      {"page usize zero", [](U& u) { u.record<PageEntry>(kSecPages)->usize = 0; }},
+      {"unknown codec", [](U& u) { u.record<PageEntry>(kSecPages)->codec = 9; }},
+      {"root not a directory",
+       [](U& u) { u.record<Attr>(kSecAttrs, u.record<Inode>(kSecInodes)->attr)->mode = 0100644; }},
+      {"bad attribute index", [](U& u) { u.record<Inode>(kSecInodes, 1)->attr = 1u << 30; }},
+      {"attribute with an unknown type", [](U& u) { u.record<Attr>(kSecAttrs)->mode = 0170644; }},
+      {"attribute with bad nanoseconds", [](U& u) { u.record<Attr>(kSecAttrs)->mtime_nsec = 1000000000; }},
+      {"root entries out of range", [](U& u) { u.record<Inode>(kSecInodes)->b = 1u << 30; }},
+      {"dirent to a bad inode", [](U& u) { u.record<Dirent>(kSecDirents)->ino = 1u << 30; }},
+      {"dirent to the root", [](U& u) { u.record<Dirent>(kSecDirents)->ino = 1; }},
+      {"dirent name out of the blob", [](U& u) { u.record<Dirent>(kSecDirents)->name = 1u << 30; }},
+      {"names unsorted",
+       [](U& u) {
+         std::swap(u.record<Dirent>(kSecDirents, 0)->name, u.record<Dirent>(kSecDirents, 1)->name);
+       }},
+      {"bad xattr index", [](U& u) { u.record<Attr>(kSecAttrs)->xattr = 77; }},
+      {"file size past its pages",
+       [](U& u) {
+         for (size_t i = 0; i < u.sb.inode_count; ++i)
+           if (type_of(u, i) == kTypeReg) u.record<Inode>(kSecInodes, i)->size += 1ull << 40;
+       }},
+      {"directories share entries",
+       [](U& u) {
+         Inode* root = u.record<Inode>(kSecInodes, 0);
+         for (size_t i = 1; i < u.sb.inode_count; ++i) {
+           Inode* in = u.record<Inode>(kSecInodes, i);
+           if (type_of(u, i) == kTypeDir) in->a = root->a, in->b = root->b;
+         }
+       }},
+      {"tail offset past its pack",
+       [](U& u) {
+         for (size_t i = 0; i < u.sb.inode_count; ++i) {
+           Inode* in = u.record<Inode>(kSecInodes, i);
+           if (type_of(u, i) == kTypeReg && in->b != kNone) in->c = 70000;
+         }
+       }},
+  };
+  // The surgery itself is sound: an unedited round trip is accepted.
+  EXPECT_EQ(inspect(with_records([](U&) {}), {"verify", "IMG"}).code, 0);
+  for (const Case& c : cases) expect_refused(with_records(c.edit), c.what);
 }
 
 TEST_F(Corrupt, UnknownIncompatBitIsNamed) {

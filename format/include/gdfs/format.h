@@ -9,7 +9,7 @@
 //
 // The metadata is used in memory as it was before 2.0: fixed-size records (the tables of the structs
 // below) in sections at 8-byte aligned offsets of one buffer of meta_usize bytes. On disk each section is
-// stored in a transformed form (FORMAT.md 5.1: some fields delta-coded, then the bytes transposed so
+// stored in a transformed form (FORMAT.md 5.6: some fields delta-coded, then the bytes transposed so
 // that equal bytes of neighbouring records are adjacent) cut into 64 KiB blocks, each GDeflate or
 // stored. A reader inflates it once at open, then validates and uses it in place.
 #pragma once
@@ -29,11 +29,15 @@ inline constexpr uint32_t kMinPageLog2 = 12;    // 4 KiB
 inline constexpr uint32_t kMaxPageLog2 = 16;    // 64 KiB, the largest GDeflate page
 inline constexpr uint32_t kNone = 0xFFFFFFFFu;  // "no index" in any u32 index field
 inline constexpr uint32_t kMaxNameLen = 255;
-inline constexpr uint32_t kRootIno = 1;  // inode numbers are 1-based table indices; 1 is the root
+inline constexpr uint32_t kRootIno = 1;            // inode numbers are 1-based table indices; 1 is the root
 inline constexpr uint32_t kMetaBlockSize = 65536;  // bytes of a section's stored form per metadata block
 // The largest inflated metadata a reader accepts (about 200 million files): it bounds what a crafted
 // superblock can make a reader allocate, before any block is decoded.
 inline constexpr uint64_t kMaxMetaBytes = uint64_t{16} << 30;
+// No metadata block inflates to more than this many times its stored size (a GDeflate page is at least
+// 132 bytes, and a block at most 64 KiB). So a reader can bound the memory an image makes it allocate by
+// the image's own size before it decodes anything: meta_usize <= kMaxMetaRatio * meta_size.
+inline constexpr uint64_t kMaxMetaRatio = 512;
 
 // Feature bits. An unknown bit in `incompat` means "this reader would misread the image": refuse it.
 // An unknown bit in `compat` may be ignored.
@@ -227,8 +231,10 @@ static_assert(sizeof(Dirent) == 8 && sizeof(SparseFile) == 16 && sizeof(HoleRun)
 static_assert(sizeof(XattrSet) == 8 && sizeof(XattrPair) == 12);
 static_assert(kSectionCount <= kMaxSections);
 static_assert(kSectionEntrySize[kSecInodes] == sizeof(Inode) && kSectionEntrySize[kSecAttrs] == sizeof(Attr));
-static_assert(kSectionEntrySize[kSecDirents] == sizeof(Dirent) && kSectionEntrySize[kSecPages] == sizeof(PageEntry));
-static_assert(kSectionEntrySize[kSecSparse] == sizeof(SparseFile) && kSectionEntrySize[kSecHoleRuns] == sizeof(HoleRun));
+static_assert(kSectionEntrySize[kSecDirents] == sizeof(Dirent) &&
+              kSectionEntrySize[kSecPages] == sizeof(PageEntry));
+static_assert(kSectionEntrySize[kSecSparse] == sizeof(SparseFile) &&
+              kSectionEntrySize[kSecHoleRuns] == sizeof(HoleRun));
 static_assert(kSectionEntrySize[kSecXattrSets] == sizeof(XattrSet) &&
               kSectionEntrySize[kSecXattrPairs] == sizeof(XattrPair));
 

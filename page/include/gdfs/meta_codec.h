@@ -1,4 +1,4 @@
-// The stored form of an image's metadata (docs/FORMAT.md, section 5.1): how mkfs turns the inflated
+// The stored form of an image's metadata (docs/FORMAT.md, section 5.6): how mkfs turns the inflated
 // metadata (fixed-size records in sections, used in place by readers) into the compressed region it
 // writes, and how a reader turns that region back, checking everything it is given on the way.
 //
@@ -63,10 +63,10 @@ struct Decoded {
   uint64_t table = 0;                                    // as Encoded::table
 };
 // Inflates the stored region (sb.meta_size bytes, whose meta_checksum the caller has verified) into
-// `out` (resized to sb.meta_usize), on up to `threads` threads, and checks meta_ucheck. check_layout(sb)
-// must have passed. Every block table entry and block is untrusted: a bad one is an error, never a read
-// or write outside the buffers.
-Decoded decode(const format::Superblock& sb, std::span<const uint8_t> region, std::vector<uint8_t>& out,
-               unsigned threads);
+// `out` (resized to sb.meta_usize), on up to `threads` threads. check_layout(sb) must have passed. Every
+// block table entry and block is untrusted: a bad one is an error, never a read or write outside the
+// buffers. The caller then checks meta_ucheck over `out`.
+Decoded inflate(const format::Superblock& sb, std::span<const uint8_t> region, std::vector<uint8_t>& out,
+                unsigned threads);
 
 }  // namespace gdfs::meta

@@ -204,8 +204,10 @@ void Image::inflate_metadata(std::span<const uint8_t> region) {
   constexpr uint64_t kParallelFrom = uint64_t{4} << 20;
   const unsigned threads =
       sb_.meta_usize < kParallelFrom ? 1 : std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
-  const meta::Decoded d = meta::decode(sb_, region, meta_, threads);
+  const meta::Decoded d = meta::inflate(sb_, region, meta_, threads);
   if (!d.error.empty()) fail(d.error);
+  // End to end, like a page's ucheck: a decoder fault cannot hand the validator other records.
+  if (checksum64(meta_.data(), meta_.size()) != sb_.meta_ucheck) fail("inflated metadata checksum mismatch");
   std::copy(d.stored.begin(), d.stored.end(), stored_.begin());
   meta_table_bytes_ = d.table;
 }

@@ -50,10 +50,12 @@ void Image::validate_superblock(uint64_t file_size) {
   if (std::memcmp(sb_.magic, kMagic, sizeof kMagic) != 0) fail("not a gdfs image (bad magic)");
   const std::string version = std::to_string(sb_.major) + "." + std::to_string(sb_.minor);
   if (sb_.major < kMajor)  // 1.x stored its metadata uncompressed; no such image was ever deployed
-    fail("format version " + version + " was made by an older mkfs.gdfs; rebuild the image (this reader reads " +
-         std::to_string(kMajor) + ".x)");
+    fail("format version " + version +
+         " was made by an older mkfs.gdfs; rebuild the image (this reader reads " + std::to_string(kMajor) +
+         ".x)");
   if (sb_.major != kMajor)
-    fail("format version " + version + " is not supported (this reader reads " + std::to_string(kMajor) + ".x)");
+    fail("format version " + version + " is not supported (this reader reads " + std::to_string(kMajor) +
+         ".x)");
   if (sb_.sb_size != kSuperblockSize) fail("bad superblock size " + std::to_string(sb_.sb_size));
   if (checksum64(&sb_, offsetof(Superblock, sb_checksum)) != sb_.sb_checksum)
     fail("superblock checksum mismatch");
