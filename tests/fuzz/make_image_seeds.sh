@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Seeds for fuzz_image: small images of a tree with every entry kind (pages, tails, holes, dedupe,
-# stored pages, symlinks, a fifo, xattrs, nested dirs), at 4 KiB pages so each seed stays small.
-# Usage: make_image_seeds.sh MKFS OUTDIR
+# stored pages, symlinks, a fifo, xattrs, nested dirs), at 4 KiB pages so each seed stays small. With
+# STORED_META (the fuzz_stored_meta_seed tool), also a copy of each whose metadata blocks are stored, so
+# that the fuzzer's mutations reach the records rather than a GDeflate block.
+# Usage: make_image_seeds.sh MKFS OUTDIR [STORED_META]
 set -euo pipefail
-mkfs=$1 out=$2
+mkfs=$1 out=$2 stored_meta=${3:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 t=$work/tree
@@ -22,3 +24,6 @@ export SOURCE_DATE_EPOCH=1700000000
 "$mkfs" -q --force --page-size 4096 "$t" "$out/tree-4k.img"
 "$mkfs" -q --force --page-size 4096 --no-dedupe -l 1 "$t" "$out/tree-4k-l1.img"
 "$mkfs" -q --force --page-size 4096 "$t/dir/sub" "$out/one-file.img"
+if [ -n "$stored_meta" ]; then
+  for img in tree-4k tree-4k-l1 one-file; do "$stored_meta" "$out/$img.img" "$out/$img-stored-meta.img"; done
+fi

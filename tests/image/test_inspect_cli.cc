@@ -42,11 +42,25 @@ class Inspect : public ::testing::Test {
 TEST_F(Inspect, Info) {
   CliResult r = run_inspect({"info", image_});
   ASSERT_EQ(r.code, 0) << r.err;
-  for (const char* word : {"1.0", "65536", "dedupe", "tail"})
+  for (const char* word : {"2.0", "65536", "dedupe", "tail", "bytes stored", "in memory"})
     EXPECT_NE(r.out.find(word), std::string::npos) << word;
   json j = run_json({"info", image_});
-  EXPECT_TRUE(j.is_object());
-  EXPECT_FALSE(j.empty());
+  ASSERT_TRUE(j.is_object());
+  // Every section's stored and inflated size: the stored ones and the block table add up to the
+  // metadata region exactly, the inflated ones to at most the inflated metadata (padding between).
+  const json& sz = j["sizes"];
+  ASSERT_EQ(sz["sections"].size(), 9u);
+  uint64_t stored = sz["metadata_block_table"], memory = 0;
+  for (const auto& [name, s] : sz["sections"].items()) {
+    stored += s["stored"].get<uint64_t>();
+    memory += s["memory"].get<uint64_t>();
+    if (s["memory"] == 0) EXPECT_EQ(s["stored"], 0) << name;
+  }
+  EXPECT_EQ(stored, sz["metadata"].get<uint64_t>());
+  EXPECT_LE(memory, sz["metadata_memory"].get<uint64_t>());
+  EXPECT_GT(memory + 8 * 9, sz["metadata_memory"].get<uint64_t>());
+  EXPECT_LT(sz["metadata"].get<uint64_t>(), sz["metadata_memory"].get<uint64_t>());  // it compresses
+  EXPECT_EQ(sz["metadata_block_table"], 8 * sz["metadata_blocks"].get<uint64_t>());
 }
 
 TEST_F(Inspect, Ls) {
