@@ -15,9 +15,10 @@ ensure_packages() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
-# Build dependencies of the default (CPU) build, its tests and its tools.
+# Build dependencies of the default (CPU) build, its tests and its tools; the Python module (pybind11,
+# the headers) and its tests (pytest, numpy).
 GDFS_BUILD_PACKAGES=(cmake g++ make pkg-config libcli11-dev libgtest-dev libdeflate-dev zlib1g-dev
-                     libxxhash-dev nlohmann-json3-dev)
+                     libxxhash-dev nlohmann-json3-dev pybind11-dev python3-dev python3-pytest python3-numpy)
 
 # The daemon: libfuse3 and fusermount3, io_uring (optional at build time, but wanted), and bc for timings.
 GDFS_DAEMON_PACKAGES=(libfuse3-dev fuse3 liburing-dev bc)
