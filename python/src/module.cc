@@ -13,7 +13,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -50,7 +52,19 @@ auto translate(py::handle filename, Fn&& fn) -> decltype(fn()) {
 }
 
 // A path as the image names it (bytes): str (encoded as os does, surrogateescape), bytes or PathLike.
+bool g_utf8_filenames = false;  // the file system encoding is UTF-8 (as on Linux, unless a locale says else)
+
 std::string fs_path(py::handle path) {
+  if (g_utf8_filenames && PyUnicode_CheckExact(path.ptr())) {
+    // The str's own UTF-8 form, cached in the object: no new object per call (read loops).
+    Py_ssize_t n = 0;
+    if (const char* u = PyUnicode_AsUTF8AndSize(path.ptr(), &n)) {
+      std::string s(u, static_cast<size_t>(n));
+      if (s.find('\0') != std::string::npos) throw py::value_error("embedded null byte");
+      return s;
+    }
+    PyErr_Clear();  // lone surrogates (names that are not UTF-8): encoded below as os does
+  }
   py::object p = py::reinterpret_steal<py::object>(PyOS_FSPath(path.ptr()));
   if (!p) throw py::error_already_set();
   if (PyUnicode_Check(p.ptr())) {
@@ -447,7 +461,7 @@ class Image {
  private:
   size_t read_into_host(Reader& r, py::handle path, uint32_t ino, uint64_t off, py::handle buffer) const {
     Py_buffer view;
-    if (PyObject_GetBuffer(buffer.ptr(), &view, PyBUF_RECORDS_RO) != 0) throw py::error_already_set();
+    if (PyObject_GetBuffer(buffer.ptr(), &view, PyBUF_STRIDES) != 0) throw py::error_already_set();
     struct Release {
       Py_buffer* v;
       ~Release() { PyBuffer_Release(v); }
@@ -468,6 +482,111 @@ class Image {
   unsigned generation_ = 0;
 };
 
+// ---- read and read_into as METH_FASTCALL methods --------------------------------------------------------
+// The calls of read loops: pybind11's dispatcher costs a few hundred ns per call (more with keyword
+// arguments), which is several percent of a 64 KiB read from the cache (bench/python-overhead). These take
+// their arguments straight from the vectorcall array.
+
+// Fills out[i] with the argument named names[i] (positional or keyword; null where not given). TypeError
+// for too many, unknown, repeated or missing (the first `required`) arguments.
+void parse_args(const char* fn, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
+                std::initializer_list<const char*> names, size_t required, PyObject** out) {
+  const size_t n = names.size();
+  if (static_cast<size_t>(nargs) > n)
+    throw py::type_error(std::string(fn) + "() takes at most " + std::to_string(n) + " arguments");
+  for (size_t i = 0; i < n; ++i) out[i] = i < static_cast<size_t>(nargs) ? args[i] : nullptr;
+  const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t k = 0; k < nkw; ++k) {
+    PyObject* key = PyTuple_GET_ITEM(kwnames, k);
+    size_t i = 0;
+    for (const char* name : names) {
+      if (PyUnicode_CompareWithASCIIString(key, name) == 0) break;
+      ++i;
+    }
+    if (i == n)
+      throw py::type_error(std::string(fn) + "() got an unexpected keyword argument '" +
+                           py::str(key).cast<std::string>() + "'");
+    if (out[i])
+      throw py::type_error(std::string(fn) + "() got multiple values for argument '" + *(names.begin() + i) +
+                           "'");
+    out[i] = args[nargs + k];
+  }
+  for (size_t i = 0; i < required; ++i) {
+    if (!out[i])
+      throw py::type_error(std::string(fn) + "() missing required argument '" + *(names.begin() + i) + "'");
+  }
+}
+
+int64_t int_arg(PyObject* o, int64_t absent) {
+  if (!o) return absent;
+  const long long v = PyLong_AsLongLong(o);  // __index__: numpy integers too
+  if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+  return v;
+}
+
+// Runs `fn` for a METH_FASTCALL method: its result, or null with the Python error set.
+template <typename Fn>
+PyObject* fastcall(Fn&& fn) noexcept {
+  try {
+    return fn().release().ptr();
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (const py::builtin_exception& e) {
+    e.set_error();
+  } catch (const std::bad_alloc&) {
+    PyErr_NoMemory();
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  }
+  return nullptr;
+}
+
+PyObject* read_fast(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  return fastcall([&] {
+    PyObject* a[3];
+    parse_args("read", args, nargs, kwnames, {"path", "offset", "size"}, 1, a);
+    const Image& img = py::handle(self).cast<const Image&>();
+    return py::object(img.read(a[0], int_arg(a[1], 0), int_arg(a[2], -1)));
+  });
+}
+
+PyObject* read_into_fast(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  return fastcall([&] {
+    PyObject* a[4];
+    parse_args("read_into", args, nargs, kwnames, {"path", "buffer", "offset", "stream"}, 2, a);
+    const Image& img = py::handle(self).cast<const Image&>();
+    const size_t n =
+        img.read_into(a[0], a[1], int_arg(a[2], 0), a[3] ? py::handle(a[3]) : py::handle(Py_None));
+    return py::reinterpret_steal<py::object>(PyLong_FromSize_t(n));
+  });
+}
+
+PyMethodDef g_read_def = {
+    "read", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(read_fast)),
+    METH_FASTCALL | METH_KEYWORDS,
+    "read($self, /, path, offset=0, size=-1)\n--\n\n"
+    "Up to `size` bytes of regular file `path` at `offset` (size -1: to the end), as bytes."};
+
+PyMethodDef g_read_into_def = {
+    "read_into", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(read_into_fast)),
+    METH_FASTCALL | METH_KEYWORDS,
+    "read_into($self, /, path, buffer, offset=0, stream=None)\n--\n\n"
+    "Reads min(len(buffer), size - offset) bytes of file `path` at `offset` into `buffer`; returns\n"
+    "the count. `buffer`: a writable C-contiguous buffer (bytearray, numpy array, memoryview), or\n"
+    "device memory through __cuda_array_interface__ or __dlpack__ (CuPy, PyTorch CUDA tensors;\n"
+    "host DLPack tensors, pinned ones included, are read like buffers). Device reads are queued\n"
+    "on `stream` (a cudaStream_t value, or a torch/cupy Stream; default: the array's own stream\n"
+    "where it names one, else the legacy default stream) and done when the call returns; where no\n"
+    "CUDA device is usable they raise OSError(ENOTSUP)."};
+
+// Adds `def` to class `cls` as a method.
+void add_fast_method(py::object& cls, PyMethodDef* def) {
+  py::object m =
+      py::reinterpret_steal<py::object>(PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(cls.ptr()), def));
+  if (!m) throw py::error_already_set();
+  cls.attr(def->ml_name) = m;
+}
+
 }  // namespace
 }  // namespace gdfs::python
 
@@ -477,6 +596,8 @@ PYBIND11_MODULE(_gdfs, m) {
   namespace gp = gdfs::python;
   m.doc() = "gdfs: read gdfs images (compressed read-only filesystem images) into host or GPU memory";
   m.attr("__version__") = GDFS_VERSION;
+  gp::g_utf8_filenames =
+      py::module_::import("sys").attr("getfilesystemencoding")().cast<std::string>() == "utf-8";
   pthread_atfork(nullptr, nullptr, [] { gp::g_fork_generation.fetch_add(1, std::memory_order_relaxed); });
 
   py::class_<StatResult>(m, "StatResult",
@@ -521,17 +642,6 @@ fork() must be opened again in the child. Errors are OSError with the errno a fi
            "The names in directory `path`, in byte order (bytes for a bytes path, as os.listdir).")
       .def("_scandir", &Image::scandir, py::arg("path"), "[(name, st_mode)] of directory `path` (for walk).")
       .def("readlink", &Image::readlink, py::arg("path"), "The target of symlink `path` (EINVAL if not one).")
-      .def("read", &Image::read, py::arg("path"), py::arg("offset") = 0, py::arg("size") = -1,
-           "Up to `size` bytes of regular file `path` at `offset` (size -1: to the end), as bytes.")
-      .def("read_into", &Image::read_into, py::arg("path"), py::arg("buffer"), py::arg("offset") = 0,
-           py::arg("stream") = py::none(),
-           R"(Reads min(len(buffer), size - offset) bytes of file `path` at `offset` into `buffer`; returns
-the count. `buffer`: a writable C-contiguous buffer (bytearray, numpy array, memoryview), or
-device memory through __cuda_array_interface__ or __dlpack__ (CuPy, PyTorch CUDA tensors;
-host DLPack tensors, pinned ones included, are read like buffers). Device reads are queued
-on `stream` (a cudaStream_t value, or a torch/cupy Stream; default: the array's own stream
-where it names one, else the legacy default stream) and done when the call returns; where no
-CUDA device is usable they raise OSError(ENOTSUP).)")
       .def("read_batch", &Image::read_batch, py::arg("requests"),
            "[(path, offset, size), ...] -> [bytes, ...] in one fetch and one decode batch (size -1: to the "
            "end). Raises OSError for the first request that failed.")
@@ -546,4 +656,7 @@ CUDA device is usable they raise OSError(ENOTSUP).)")
       .def("__enter__", [](py::object self) { return self; })
       .def("__exit__", [](Image& self, py::args) { self.close(); })
       .def("__repr__", &Image::repr);
+  py::object image_class = m.attr("Image");
+  gp::add_fast_method(image_class, &gp::g_read_def);
+  gp::add_fast_method(image_class, &gp::g_read_into_def);
 }
