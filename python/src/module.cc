@@ -313,7 +313,12 @@ class Image {
     return reader_;
   }
 
+  ~Image() { forget_if_forked(); }
+  Image(const Image&) = delete;
+  Image& operator=(const Image&) = delete;
+
   void close() {
+    forget_if_forked();
     std::shared_ptr<Reader> r = std::move(reader_);
     reader_.reset();
     if (r) {
@@ -474,6 +479,13 @@ class Image {
       py::gil_scoped_release nogil;
       return r.read(ino, off, len, dst);
     });
+  }
+
+  // In a child of fork() the Reader's threads are gone: its destructor would wait for them forever. The
+  // child drops it without destroying it (the memory is the parent's copy; the child's exit frees it).
+  void forget_if_forked() {
+    if (reader_ && generation_ != g_fork_generation.load(std::memory_order_relaxed))
+      new std::shared_ptr<Reader>(std::move(reader_));  // deliberately never deleted
   }
 
   py::object path_;

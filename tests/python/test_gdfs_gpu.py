@@ -1,6 +1,10 @@
-"""read_into CUDA memory (CuPy arrays, PyTorch CUDA tensors, their DLPack exports) and pinned host
-tensors, compared with the source bytes. Skips without cupy and torch, or without a usable CUDA device."""
+"""read_into CUDA memory (CuPy arrays, PyTorch CUDA tensors, their DLPack exports, and plain cudaMalloc
+memory through ctypes and the CUDA runtime) and pinned host tensors, compared with the source bytes.
+Skips without a usable CUDA device, and each provider without its library."""
 
+import ctypes
+import ctypes.util
+import glob
 import os
 
 import pytest
@@ -19,8 +23,24 @@ try:
 except ImportError:
     torch = None
 
-if cupy is None and torch is None:
-    pytest.skip("neither cupy nor torch is installed", allow_module_level=True)
+
+
+def load_cudart():
+    names = [ctypes.util.find_library("cudart")] + sorted(glob.glob("/usr/local/cuda/lib*/libcudart.so*"))
+    for name in filter(None, names):
+        try:
+            rt = ctypes.CDLL(name)
+        except OSError:
+            continue
+        count = ctypes.c_int(0)
+        if rt.cudaGetDeviceCount(ctypes.byref(count)) == 0 and count.value > 0:
+            return rt
+    return None
+
+
+cudart = load_cudart()
+if cupy is None and torch is None and cudart is None:
+    pytest.skip("no CUDA runtime with a device, and neither cupy nor torch", allow_module_level=True)
 
 
 @pytest.fixture(scope="module")
@@ -104,3 +124,34 @@ def test_torch_cuda(tree, img, name, offset, size):
     assert pinned[:len(want)].numpy().tobytes() == want
     with pytest.raises(ValueError, match="contiguous"):
         img.read_into("/" + name, t.view(-1, 2)[:, 0], offset)
+
+
+class DeviceBuffer:
+    """cudaMalloc'ed memory exposed through __cuda_array_interface__ (no array library needed)."""
+
+    def __init__(self, n):
+        self.ptr = ctypes.c_void_p()
+        assert cudart.cudaMalloc(ctypes.byref(self.ptr), ctypes.c_size_t(n)) == 0
+        assert cudart.cudaMemset(self.ptr, 0xEE, ctypes.c_size_t(n)) == 0
+        self.n = n
+        self.__cuda_array_interface__ = {"version": 3, "shape": (n,), "typestr": "|u1", "strides": None,
+                                         "data": (self.ptr.value, False), "stream": None}
+
+    def host(self, n):
+        out = ctypes.create_string_buffer(n)
+        assert cudart.cudaMemcpy(out, self.ptr, ctypes.c_size_t(n), 2) == 0  # device to host
+        return out.raw
+
+    def __del__(self):
+        cudart.cudaFree(self.ptr)
+
+
+@pytest.mark.skipif(cudart is None, reason="no CUDA runtime with a device")
+@pytest.mark.parametrize("name,offset,size", CASES)
+def test_cuda_runtime_memory(tree, img, name, offset, size):
+    want = source(tree, name, offset, size)
+    buf = DeviceBuffer(size + 100)
+    assert img.read_into("/" + name, buf, offset) == len(want)
+    got = buf.host(size + 100)
+    assert got[:len(want)] == want
+    assert got[len(want):] == b"\xee" * (size + 100 - len(want))  # nothing written past the data
