@@ -6,8 +6,12 @@
 // readahead is off, the CPU decodes). Then each of R timed passes makes N reads, each at an offset that
 // is a multiple of SIZE, in the order of a 64-bit LCG seeded with S, by path (Reader::read(path, ...),
 // one lookup per read, as the Python module's read_into does). bench/python_overhead.py makes exactly the
-// same reads through the module. One line per pass, then the median and the best:
-//   cxx pass=1 reads=N ns_per_read=X gib_per_s=Y
+// same reads through the module. One line per pass, then the medians and the bests: wall time, and the
+// thread's CPU time (CLOCK_THREAD_CPUTIME_ID: on a shared, loaded machine, without the time the thread
+// waited for a core):
+//   cxx pass=1 reads=N ns_per_read=X cpu_ns_per_read=C gib_per_s=Y
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -22,6 +26,12 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+double thread_cpu_s() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
 
 // The offsets (in units of `size`) both benchmarks read, from the same LCG.
 std::vector<uint64_t> offsets(uint64_t seed, uint64_t chunks, uint64_t size, uint64_t n) {
@@ -75,20 +85,25 @@ int main(int argc, char** argv) {
     std::vector<uint8_t> buf(size);
     for (uint64_t off = 0; off < file_size; off += size) r->read(path, off, size, buf.data());  // warm
     const std::vector<uint64_t> offs = offsets(seed, file_size / size, size, iters);
-    std::vector<double> ns;
+    std::vector<double> ns, cpu_ns;
     for (uint64_t rep = 1; rep <= reps; ++rep) {
       size_t total = 0;
+      const double c0 = thread_cpu_s();
       const auto t0 = Clock::now();
       for (uint64_t off : offs) total += r->read(path, off, size, buf.data());
       const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+      const double cs = thread_cpu_s() - c0;
       if (total != iters * size) throw std::runtime_error("short read");
       ns.push_back(s * 1e9 / double(iters));
-      std::printf("cxx pass=%llu reads=%llu ns_per_read=%.1f gib_per_s=%.3f\n",
+      cpu_ns.push_back(cs * 1e9 / double(iters));
+      std::printf("cxx pass=%llu reads=%llu ns_per_read=%.1f cpu_ns_per_read=%.1f gib_per_s=%.3f\n",
                   static_cast<unsigned long long>(rep), static_cast<unsigned long long>(iters), ns.back(),
-                  double(total) / s / double(1 << 30));
+                  cpu_ns.back(), double(total) / s / double(1 << 30));
     }
     std::sort(ns.begin(), ns.end());
-    std::printf("cxx median ns_per_read=%.1f best=%.1f\n", ns[ns.size() / 2], ns.front());
+    std::sort(cpu_ns.begin(), cpu_ns.end());
+    std::printf("cxx median ns_per_read=%.1f best=%.1f cpu_median=%.1f cpu_best=%.1f\n", ns[ns.size() / 2],
+                ns.front(), cpu_ns[cpu_ns.size() / 2], cpu_ns.front());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gdfs-read-bench: %s\n", e.what());
     return 1;
