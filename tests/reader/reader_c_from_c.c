@@ -16,13 +16,12 @@
 
 static int failures = 0;
 
-#define CHECK(cond)                                                             \
-  do {                                                                          \
-    if (!(cond)) {                                                              \
-      fprintf(stderr, "%s:%d: failed: %s (%s)\n", __FILE__, __LINE__, #cond,    \
-              gdfs_last_error());                                               \
-      ++failures;                                                               \
-    }                                                                           \
+#define CHECK(cond)                                                                              \
+  do {                                                                                           \
+    if (!(cond)) {                                                                               \
+      fprintf(stderr, "%s:%d: failed: %s (%s)\n", __FILE__, __LINE__, #cond, gdfs_last_error()); \
+      ++failures;                                                                                \
+    }                                                                                            \
   } while (0)
 
 struct names {

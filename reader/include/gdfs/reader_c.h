@@ -9,10 +9,10 @@
  *   gdfs_close(r);
  *
  * Every call but gdfs_open returns 0 or an errno value (ENOENT, ENOTDIR, EISDIR, EINVAL, EIO, ENOTSUP,
- * ERANGE, ENOMEM), and none lets a C++ exception out. A failing call also records a one-line message for the calling
- * thread, naming the image and, where they apply, the path, inode and page:
- * "tree.gdfs: /data/x.bin (inode 12): page 3: page checksum mismatch". gdfs_last_error() returns it;
- * successful calls leave it as it was (like errno).
+ * ERANGE, ENOMEM), and none lets a C++ exception out. A failing call also records a one-line message for the
+ * calling thread, naming the image and, where they apply, the path, inode and page ("tree.gdfs: inode 12
+ * (page 3): stored-bytes checksum mismatch (image damaged) [path /data/x.bin]"). gdfs_last_error() returns
+ * it; successful calls leave it as it was (like errno).
  *
  * One reader serves any number of threads at once; gdfs_close must not race with other calls on it.
  */
