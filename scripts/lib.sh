@@ -15,9 +15,10 @@ ensure_packages() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
-# Build dependencies of the default (CPU) build, its tests and its tools.
+# Build dependencies of the default (CPU) build, its tests and its tools; the Python module (pybind11,
+# the headers) and its tests (pytest, numpy).
 GDFS_BUILD_PACKAGES=(cmake g++ make pkg-config libcli11-dev libgtest-dev libdeflate-dev zlib1g-dev
-                     libxxhash-dev nlohmann-json3-dev
+                     libxxhash-dev nlohmann-json3-dev pybind11-dev python3-dev python3-pytest python3-numpy
                      # tests/install and scripts/check-install: man pages (man-db, groff-base), bash
                      # completions (bash-completion), cpack -G DEB's dpkg-shlibdeps (dpkg-dev)
                      man-db groff-base bash-completion dpkg-dev)

@@ -17,6 +17,8 @@ Chart = namedtuple("Chart", "raw draw stem")
 CHARTS = [
     Chart("2026-11-21-codec-vm.txt", codec.draw, "codec"),
     Chart("2026-11-21-codec-decoder-paths-vm.txt", codec.draw_paths, "codec-decoder-paths"),
+    # ours, libdeflate and nvCOMP's host codec in one run (the last of the two runs in the file)
+    Chart("2026-11-23-codec-nvcomp-cpu-vm.txt", codec.draw, "codec-nvcomp"),
     Chart("2026-11-21-fuse-vm-gdfs-squashfuse.txt", fuse.draw, "fuse-gdfs-squashfuse"),
     Chart("2026-11-21-fuse-vm-all-peers.txt", fuse.draw, "fuse-all-peers"),
     Chart("2026-11-21-mkfs-vm.txt", mkfs.draw, "mkfs"),

@@ -226,6 +226,21 @@ TEST_F(Engine, CorruptPageIsEioAndOthersStillRead) {
   EXPECT_GE(Stats::get(rig.stats.bad_pages), 1u);
 }
 
+TEST_F(Engine, BatchWithNoSuchInodeReadsTheOthers) {
+  Rig rig(*dir_ / "img");
+  const uint32_t big = rig.image->resolve("/big");
+  const std::vector<Extent> extents{
+      {big, 100, 5000}, {0, 0, 10}, {rig.image->inode_count() + 1, 0, 10}, {format::kRootIno, 0, 10}};
+  std::vector<std::vector<Slice>> slices(extents.size());
+  std::vector<int> errors(extents.size());
+  std::vector<std::string> messages(extents.size());
+  rig.engine->read_many(extents, slices, errors, messages);
+  EXPECT_EQ(errors, (std::vector<int>{0, ENOENT, ENOENT, EISDIR}));
+  Bytes got;
+  for (const Slice& s : slices[0]) got.insert(got.end(), s.data, s.data + s.len);
+  EXPECT_EQ(got, rig.truth("/big", 100, 5000));
+}
+
 TEST_F(Engine, GpuBackendReadsMatchTheReader) {
   Rig rig(*dir_ / "img", 1 << 20, true, 512 << 10, /*gpu=*/true);
   std::vector<std::thread> threads;

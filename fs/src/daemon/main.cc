@@ -46,6 +46,7 @@ int serve(Daemon& daemon, Args& a) {
     if (fuse_session_mount(se, a.cmd.mountpoint) == 0) {
       fuse_daemonize(a.cmd.foreground);
       engine::log_to_syslog(!a.cmd.foreground);
+      engine::set_log_level(engine::LogLevel::kInfo);
       int rc = 0;
       // Start-up after mounting is the one place where a failure (threads, memory, a device) would
       // otherwise leave a mount point with no daemon behind it: log it, unmount, exit 1.

@@ -49,7 +49,12 @@ class Image {
   uint32_t page_size() const { return 1u << sb_.page_log2; }
   uint32_t inode_count() const { return sb_.inode_count; }
   // Metadata accessors. `ino` must be 1..inode_count (checked: throws ImageError otherwise).
-  const format::Inode& inode(uint32_t ino) const;
+  // Inline: every read calls it several times, and the check is two compares.
+  const format::Inode& inode(uint32_t ino) const {
+    if (ino == 0 || ino > inodes_.size()) [[unlikely]]
+      bad_inode(ino);
+    return inodes_[ino - 1];
+  }
   // The inode's attributes: mode (with gdfs flags in bits 16..31), nlink, owner, mtime, xattr set.
   const format::Attr& attr(uint32_t ino) const { return attrs_[inode(ino).attr]; }
   uint32_t mode(uint32_t ino) const { return attr(ino).mode; }
@@ -116,6 +121,7 @@ class Image {
   void validate();                                      // validate.cc
   std::string_view blob_string(uint32_t offset) const;  // validated length-prefixed string
   [[noreturn]] void fail(const std::string& what) const;
+  [[noreturn]] void bad_inode(uint32_t ino) const;
 
   std::string name_;
   std::unique_ptr<Source> source_;

@@ -10,6 +10,7 @@ namespace gdfs::engine {
 namespace {
 std::mutex g_mu;
 bool g_syslog = false;
+LogLevel g_level = LogLevel::kWarning;
 }  // namespace
 
 void log_to_syslog(bool on) {
@@ -18,8 +19,14 @@ void log_to_syslog(bool on) {
   g_syslog = on;
 }
 
+void set_log_level(LogLevel most_verbose) {
+  std::lock_guard lock(g_mu);
+  g_level = most_verbose;
+}
+
 void log_line(LogLevel level, std::string_view line) {
   std::lock_guard lock(g_mu);  // one line at a time, never interleaved
+  if (level > g_level) return;
   if (g_syslog) {
     const int prio = level == LogLevel::kError     ? LOG_ERR
                      : level == LogLevel::kWarning ? LOG_WARNING

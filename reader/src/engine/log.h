@@ -1,4 +1,6 @@
-// The daemon's log: stderr in the foreground, syslog once daemonized (stderr is /dev/null then).
+// The reader's log: stderr, or syslog once the daemon has daemonized (stderr is /dev/null then).
+// Library callers get errors and warnings only (what went wrong also reaches them as exceptions or
+// error codes); the daemon asks for the informational lines too (which decoder, which fetcher).
 #pragma once
 #include <string_view>
 
@@ -7,6 +9,7 @@ namespace gdfs::engine {
 enum class LogLevel { kError, kWarning, kInfo };
 
 void log_to_syslog(bool on);
+void set_log_level(LogLevel most_verbose);  // default: kWarning
 void log_line(LogLevel level, std::string_view line);
 
 }  // namespace gdfs::engine

@@ -50,6 +50,8 @@ int ReadEngine::read(uint32_t ino, uint64_t offset, size_t len, std::vector<Slic
 }
 
 int ReadEngine::plan_extent(const Extent& x, std::vector<PageRef>& refs, std::vector<Want>& wants) const {
+  // No such inode: a batch with one bad request still reads the others (Image::type would throw).
+  if (x.ino == 0 || x.ino > image_.inode_count()) return ENOENT;
   if (image_.type(x.ino) != format::kTypeReg) return EISDIR;
   const uint64_t size = image_.inode(x.ino).size;
   if (x.offset >= size || x.length == 0) return 0;

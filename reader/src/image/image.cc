@@ -50,9 +50,8 @@ bool Image::read_stored(const format::PageEntry& e, uint8_t* out) const {
   return r.ok;
 }
 
-const format::Inode& Image::inode(uint32_t ino) const {
-  if (ino == 0 || ino > inodes_.size()) fail("inode " + std::to_string(ino) + " out of range");
-  return inodes_[ino - 1];
+void Image::bad_inode(uint32_t ino) const {
+  fail("inode " + std::to_string(ino) + " out of range");
 }
 
 std::span<const format::Dirent> Image::dirents(uint32_t dir_ino) const {
