@@ -8,8 +8,6 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
-#include <string>
-#include <tuple>
 #include <unordered_map>
 
 #include "diag.h"
@@ -37,26 +35,6 @@ Key key_of(const uint8_t* p, size_t n) {
 struct TailRef {
   uint32_t pack;    // tail pack ordinal
   uint32_t offset;  // inside the decoded pack
-};
-
-// How tails are ordered inside their window: by extension, then name, then inode. Files of one kind
-// tend to share words and layout, so GDeflate finds longer matches when their tails are neighbours
-// (15% smaller tail packs on a tree of small mixed files; bench/results/2026-11-23-metadata-*).
-std::string tail_sort_key(const std::string& rel) {
-  const size_t slash = rel.rfind('/');
-  const std::string name = slash == std::string::npos ? rel : rel.substr(slash + 1);
-  const size_t dot = name.rfind('.');
-  const std::string ext = dot == std::string::npos || dot == 0 ? std::string() : name.substr(dot + 1);
-  return ext + '\0' + name;
-}
-
-// A tail waiting in the window for its place in a pack.
-struct PendingTail {
-  std::string order;  // tail_sort_key
-  uint32_t ino;
-  size_t at;  // in the window's bytes
-  uint32_t len;
-  Key key;  // for dedupe (when on)
 };
 
 bool all_zero(const uint8_t* p, size_t n) {
@@ -99,7 +77,6 @@ class Packer {
       const ScanNode& n = scan_.nodes[tree_.order[ino - 1]];
       if (S_ISREG(n.mode)) pack_file(ino, n);
     }
-    flush_window();
     flush_pack();
     r_.pages = pipeline_.finish();
     for (FileData& f : r_.files)  // tail pack ordinals become page table indices
@@ -170,7 +147,7 @@ class Packer {
       if (all_zero(spare_->raw.data(), len))
         add_holes(page, 1);
       else if (len < page_)
-        add_tail(ino, n, f, spare_->raw);
+        add_tail(f, spare_->raw);
       else
         submit_page();
       progress_.tick();
@@ -204,12 +181,7 @@ class Packer {
     pipeline_.submit(std::exchange(spare_, std::make_unique<PageJob>()));
   }
 
-  // Tails wait in a window of up to kWindowPages pages' worth of bytes, are sorted there (tail_sort_key)
-  // and then packed: the order of tails inside packs is free (a file addresses its tail by pack and
-  // offset), and the window bounds the memory it takes.
-  static constexpr uint64_t kWindowPages = 64;
-
-  void add_tail(uint32_t ino, const ScanNode& n, FileData& f, const std::vector<uint8_t>& tail) {
+  void add_tail(FileData& f, const std::vector<uint8_t>& tail) {
     Key key{};
     if (o_.dedupe) {
       key = key_of(tail.data(), tail.size());
@@ -219,49 +191,15 @@ class Packer {
         ++r_.stats.tail_dedupe_hits;
         return;
       }
-      if (const auto it = pending_keys_.find(key); it != pending_keys_.end()) {
-        const PendingTail& p = pending_[it->second];
-        if (p.len == tail.size() && std::memcmp(window_.data() + p.at, tail.data(), tail.size()) == 0) {
-          sharers_.push_back({ino, it->second});
-          ++r_.stats.tail_dedupe_hits;
-          return;
-        }
-      }
-      pending_keys_.try_emplace(key, static_cast<uint32_t>(pending_.size()));
     }
-    pending_.push_back({tail_sort_key(n.path), ino, window_.size(), static_cast<uint32_t>(tail.size()), key});
-    window_.insert(window_.end(), tail.begin(), tail.end());
-    ++r_.stats.tails;
-    r_.stats.tail_bytes += tail.size();
-    if (window_.size() >= kWindowPages * page_) flush_window();
-  }
-
-  // Packs the window's tails in sorted order, then points the files that share a tail at it.
-  void flush_window() {
-    std::vector<uint32_t> order(pending_.size());
-    for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-      return std::tie(pending_[a].order, pending_[a].ino) < std::tie(pending_[b].order, pending_[b].ino);
-    });
-    std::vector<TailRef> placed(pending_.size());
-    for (uint32_t i : order) placed[i] = pack_tail(pending_[i]);
-    for (const auto& [ino, i] : sharers_) place(r_.files[ino - 1], placed[i]);
-    pending_.clear(), pending_keys_.clear(), sharers_.clear(), window_.clear();
-  }
-
-  TailRef pack_tail(const PendingTail& p) {
-    if (pack_.size() + p.len > page_) flush_pack();
+    if (pack_.size() + tail.size() > page_) flush_pack();
     const TailRef ref{static_cast<uint32_t>(pack_entries_.size()), static_cast<uint32_t>(pack_.size())};
-    pack_.insert(pack_.end(), window_.begin() + static_cast<ptrdiff_t>(p.at),
-                 window_.begin() + static_cast<ptrdiff_t>(p.at + p.len));
-    place(r_.files[p.ino - 1], ref);
-    if (o_.dedupe) tails_.try_emplace(p.key, ref);
-    return ref;
-  }
-
-  static void place(FileData& f, const TailRef& ref) {
+    pack_.insert(pack_.end(), tail.begin(), tail.end());
     f.tail_entry = ref.pack;
     f.tail_offset = ref.offset;
+    ++r_.stats.tails;
+    r_.stats.tail_bytes += tail.size();
+    if (o_.dedupe) tails_.try_emplace(key, ref);
   }
 
   // Byte-for-byte check of a tail dedupe candidate. An earlier pack is read back from the image; the
@@ -305,13 +243,9 @@ class Packer {
   uint32_t file_holes_ = 0;                                       // the current file's hole pages so far
   std::unordered_map<Key, uint32_t, KeyHash> pages_;              // first entry with these contents
 
-  std::vector<uint8_t> pack_;                        // the current tail pack
-  std::vector<uint32_t> pack_entries_;               // tail pack ordinal -> page table index
-  std::unordered_map<Key, TailRef, KeyHash> tails_;  // tails already in packs
-  std::vector<uint8_t> window_;                      // the bytes of the tails waiting to be packed
-  std::vector<PendingTail> pending_;
-  std::unordered_map<Key, uint32_t, KeyHash> pending_keys_;  // a waiting tail's key -> its index
-  std::vector<std::pair<uint32_t, uint32_t>> sharers_;       // (inode, waiting tail it shares)
+  std::vector<uint8_t> pack_;           // the current tail pack
+  std::vector<uint32_t> pack_entries_;  // tail pack ordinal -> page table index
+  std::unordered_map<Key, TailRef, KeyHash> tails_;
   PageDecoder dec_;
   std::vector<uint8_t> stored_, cached_;
   uint32_t cached_pack_ = format::kNone;

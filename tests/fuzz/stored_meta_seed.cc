@@ -19,8 +19,8 @@ int main(int argc, char** argv) {
     const gdfs::surgery::Bytes image((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     const gdfs::surgery::Bytes out =
         gdfs::surgery::repack_image(image, gdfs::surgery::unpack_image(image), /*level=*/0);
-    std::ofstream(argv[2], std::ios::binary).write(reinterpret_cast<const char*>(out.data()),
-                                                   static_cast<std::streamsize>(out.size()));
+    std::ofstream(argv[2], std::ios::binary)
+        .write(reinterpret_cast<const char*>(out.data()), static_cast<std::streamsize>(out.size()));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fuzz_stored_meta_seed: %s\n", e.what());
     return 1;

@@ -54,7 +54,9 @@ TEST_F(Inspect, Info) {
   for (const auto& [name, s] : sz["sections"].items()) {
     stored += s["stored"].get<uint64_t>();
     memory += s["memory"].get<uint64_t>();
-    if (s["memory"] == 0) EXPECT_EQ(s["stored"], 0) << name;
+    if (s["memory"] == 0) {
+      EXPECT_EQ(s["stored"], 0) << name;
+    }
   }
   EXPECT_EQ(stored, sz["metadata"].get<uint64_t>());
   EXPECT_LE(memory, sz["metadata_memory"].get<uint64_t>());
