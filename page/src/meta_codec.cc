@@ -32,10 +32,19 @@ void transpose(const uint8_t* in, size_t n, uint8_t* out) {
   for (size_t j = 0; j < n; ++j)
     for (uint32_t k = 0; k < E; ++k) out[k * n + j] = in[j * E + k];
 }
+// In tiles of records whose output (at most 8 KiB) stays in L1: each plane is then read sequentially,
+// where reading all E planes at once for every record ran at half the speed.
 template <uint32_t E>
 void untranspose(const uint8_t* in, size_t n, uint8_t* out) {
-  for (size_t j = 0; j < n; ++j)
-    for (uint32_t k = 0; k < E; ++k) out[j * E + k] = in[k * n + j];
+  constexpr size_t kTile = 256;
+  for (size_t j0 = 0; j0 < n; j0 += kTile) {
+    const size_t m = std::min(kTile, n - j0);
+    for (uint32_t k = 0; k < E; ++k) {
+      const uint8_t* plane = in + k * n + j0;
+      uint8_t* o = out + j0 * E + k;
+      for (size_t j = 0; j < m; ++j) o[j * E] = plane[j];
+    }
+  }
 }
 
 template <bool kForward>
