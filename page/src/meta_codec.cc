@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <exception>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 
@@ -112,19 +114,30 @@ std::vector<Block> plan_blocks(std::span<const format::SectionRef> sections) {
   return blocks;
 }
 
-// Runs fn(i, worker) for i in [0, n) on up to `threads` threads; worker is 0..threads-1. Blocks are
-// handed out one at a time, so uneven blocks balance.
+// Runs fn(i, worker) for i in [0, n) on up to `threads` threads; worker is 0..threads-1. Items are
+// handed out one at a time, so uneven blocks balance. The first exception any call throws is rethrown
+// here once every thread has stopped (the others stop taking items).
 template <typename Fn>
 void parallel_for(size_t n, unsigned threads, Fn&& fn) {
   threads = static_cast<unsigned>(std::clamp<size_t>(threads, 1, std::max<size_t>(n, 1)));
   std::atomic<size_t> next{0};
+  std::mutex mu;
+  std::exception_ptr error;
   auto work = [&](unsigned w) {
-    for (size_t i; (i = next.fetch_add(1)) < n;) fn(i, w);
+    try {
+      for (size_t i; (i = next.fetch_add(1)) < n;) fn(i, w);
+    } catch (...) {
+      next = n;
+      const std::lock_guard lock(mu);
+      if (!error) error = std::current_exception();
+    }
   };
-  if (threads == 1) return work(0);
-  std::vector<std::jthread> pool;
-  for (unsigned w = 1; w < threads; ++w) pool.emplace_back(work, w);
-  work(0);
+  {
+    std::vector<std::jthread> pool;
+    for (unsigned w = 1; w < threads; ++w) pool.emplace_back(work, w);
+    work(0);
+  }
+  if (error) std::rethrow_exception(error);
 }
 
 }  // namespace
