@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <tuple>
 #include <vector>
 
 #include "gdfs/checksum.h"
@@ -257,7 +258,10 @@ void DiskCache::scan() {
     }
     ::closedir(top);
   }
-  std::sort(found.begin(), found.end(), [](const Entry& a, const Entry& b) { return a.used_ns < b.used_ns; });
+  // Oldest first; file times are coarse (a clock tick), so ties go by name (block order).
+  std::sort(found.begin(), found.end(), [](const Entry& a, const Entry& b) {
+    return std::tie(a.used_ns, a.path) < std::tie(b.used_ns, b.path);
+  });
   lru_.clear();
   index_.clear();
   total_ = 0;

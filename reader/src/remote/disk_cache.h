@@ -25,7 +25,8 @@
 // process keeps its own index of the folder (scanned at open); when its count passes the bound it scans
 // the folder again (picking up other processes' files and uses) and deletes down to 90% of the bound.
 // With several processes the folder may exceed the bound by what the others wrote since their last scan
-// (at most about a tenth of the bound each). Deleting a file another process is reading is harmless.
+// (at most a tenth of the bound and one block each). Deleting a file another process is reading is
+// harmless: its open descriptor keeps the bytes.
 #pragma once
 #include <atomic>
 #include <cstdint>
