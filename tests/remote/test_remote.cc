@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -464,8 +465,67 @@ TEST(RemoteCache, TwoReadersShareOneFolder) {
       << "temporary files left behind";
 }
 
-// ---- S3 (moto)
-// ----------------------------------------------------------------------------------------------
+// ---- a site: one object store, one caching proxy, many readers ---------------------------------------
+
+// docs/REMOTE.md's recipe: nginx's proxy_cache with the slice module in front of the store caches range
+// requests as aligned 1 MiB slices, so the store serves each slice once however many readers (or mounts)
+// there are. Here the "store" is nginx too; its access log shows what it served.
+TEST(RemoteCluster, ACachingProxyWithSliceServesEachSliceOnceFromTheStore) {
+  const TestImage& img = data_image();
+  no_proxies();
+  const std::string dir = fresh_dir("site");
+  std::unique_ptr<Nginx> site;
+  int store = 0, proxy = 0;
+  for (int attempt = 0; attempt < 3 && !(site && site->ok()); ++attempt) {
+    store = free_port();
+    proxy = free_port();
+    const std::string d = dir + "/" + std::to_string(attempt);
+    std::string servers;
+    servers +=
+        "  proxy_cache_path " + d + "/cache levels=1:2 keys_zone=gdfs:10m inactive=1d use_temp_path=off;\n";
+    servers += "  server { listen 127.0.0.1:" + std::to_string(store) + "; root " + www() + "; access_log " +
+               d + "/logs/store.log gdfs; }\n";
+    servers += "  server {\n    listen 127.0.0.1:" + std::to_string(proxy) + ";\n    location / {\n";
+    servers += "      slice 1m;\n";
+    servers += "      proxy_cache gdfs;\n";
+    servers += "      proxy_cache_key $uri$is_args$args$slice_range;\n";
+    servers += "      proxy_set_header Range $slice_range;\n";
+    servers += "      proxy_cache_valid 200 206 1h;\n";
+    servers += "      proxy_cache_lock on;\n";
+    servers += "      proxy_http_version 1.1;\n";
+    servers += "      proxy_set_header Connection \"\";\n";
+    servers += "      proxy_pass http://127.0.0.1:" + std::to_string(store) + ";\n    }\n  }\n";
+    site = std::make_unique<Nginx>(d, servers, std::vector<int>{store, proxy});
+  }
+  REQUIRE_SERVER(*site);
+  const std::string url = "http://127.0.0.1:" + std::to_string(proxy) + "/" + img.name;
+  // Two readers at once, and a third after them: a node that joins later.
+  {
+    auto a = Reader::open(url, quiet_options());
+    auto b = Reader::open(url, quiet_options());
+    std::thread ta([&] { expect_same_tree(*a, img); });
+    std::thread tb([&] { expect_same_tree(*b, img); });
+    ta.join();
+    tb.join();
+  }
+  auto c = Reader::open(url, quiet_options());
+  expect_same_tree(*c, img);
+  const auto served = site->requests("store.log");
+  std::map<std::string, int> per_slice;
+  uint64_t bytes = 0;
+  for (const auto& q : served) {
+    ++per_slice[q.range];
+    bytes += q.bytes;
+  }
+  const uint64_t slices = (fs::file_size(img.file) + (1 << 20) - 1) >> 20;
+  EXPECT_EQ(per_slice.size(), slices);
+  for (const auto& [range, n] : per_slice)
+    EXPECT_EQ(n, 1) << "the store served " << range << " " << n << " times";
+  EXPECT_EQ(bytes, fs::file_size(img.file)) << "the store should serve the image exactly once";
+  EXPECT_GT(site->requests().size(), 10u) << "the readers' requests go through the proxy";
+}
+
+// ---- S3 (moto) -----------------------------------------------------------------------------------------
 
 // The S3 server with the edge image as s3://gdfs-test/images/edge.gdfs, and an environment that points
 // at it and at nothing of the user's (no ~/.aws).
