@@ -125,35 +125,29 @@ class RemoteSource final : public Source {
     std::shared_ptr<const Bytes> data;  // null: the fetch failed
   };
 
+  // Publishes a claimed block (null: its fetch failed) to whoever waits for it. A second call for the
+  // same claim does nothing.
   void finish(uint64_t index, const std::shared_ptr<InFlight>& f, std::shared_ptr<const Bytes> data) {
     {
       std::lock_guard lock(inflight_mu_);
-      inflight_.erase(index);
+      auto it = inflight_.find(index);
+      if (it != inflight_.end() && it->second == f) inflight_.erase(it);
     }
     std::lock_guard lock(f->mu);
+    if (f->done) return;
     f->data = std::move(data);
     f->done = true;
     f->cv.notify_all();
   }
 
-  // With the disk cache: whole aligned blocks.
-  void read_blocks(std::span<ReadRange*> ranges) {
+  using Claims = std::vector<std::pair<uint64_t, std::shared_ptr<InFlight>>>;
+  using Blocks = std::map<uint64_t, std::shared_ptr<const Bytes>>;
+
+  // Our claimed blocks: from disk, else from the server (runs of consecutive blocks as one request each),
+  // stored on disk, published to waiters and put in `have`.
+  void load_blocks(const Claims& mine, Blocks& have) {
     const uint64_t bs = cache_->block_size();
-    std::map<uint64_t, std::shared_ptr<const Bytes>> have;
-    for (const ReadRange* r : ranges)
-      for (uint64_t b = r->offset / bs; b <= (r->offset + r->length - 1) / bs; ++b) have[b];
-    // Claim the blocks nobody is fetching; note the others.
-    std::vector<std::pair<uint64_t, std::shared_ptr<InFlight>>> mine, theirs;
-    {
-      std::lock_guard lock(inflight_mu_);
-      for (auto& [b, data] : have) {
-        auto [it, claimed] = inflight_.try_emplace(b);
-        if (claimed) it->second = std::make_shared<InFlight>();
-        (claimed ? mine : theirs).emplace_back(b, it->second);
-      }
-    }
-    // Ours: from disk, else from the server (runs of consecutive blocks as one request each).
-    std::vector<std::pair<uint64_t, std::shared_ptr<InFlight>>> missing;
+    Claims missing;
     for (auto& [b, f] : mine) {
       auto bytes = std::make_shared<Bytes>(cache_->block_length(b));
       if (cache_->get(b, bytes->data())) {
@@ -197,6 +191,39 @@ class RemoteSource final : public Source {
           finish(b, f, std::move(bytes));
         }
       }
+    }
+  }
+
+  // With the disk cache: whole aligned blocks.
+  void read_blocks(std::span<ReadRange*> ranges) {
+    const uint64_t bs = cache_->block_size();
+    Blocks have;
+    for (const ReadRange* r : ranges)
+      for (uint64_t b = r->offset / bs; b <= (r->offset + r->length - 1) / bs; ++b) have[b];
+    // Claim the blocks nobody is fetching and note the others; then ours, from disk, else from the
+    // server. Whatever happens (out of memory), every claim is finished, so that no other reader waits
+    // for it forever.
+    Claims mine, theirs;
+    mine.reserve(have.size());
+    theirs.reserve(have.size());
+    try {
+      {
+        std::lock_guard lock(inflight_mu_);
+        for (auto& [b, data] : have) {
+          auto it = inflight_.find(b);
+          if (it != inflight_.end()) {
+            theirs.emplace_back(b, it->second);
+          } else {
+            auto f = std::make_shared<InFlight>();
+            inflight_.emplace(b, f);
+            mine.emplace_back(b, std::move(f));  // reserved: cannot throw
+          }
+        }
+      }
+      load_blocks(mine, have);
+    } catch (...) {
+      for (auto& [b, f] : mine) finish(b, f, nullptr);
+      throw;
     }
     // Theirs: we have finished all of ours, so nobody waits on us while we wait.
     for (auto& [b, f] : theirs) {
