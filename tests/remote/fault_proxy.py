@@ -14,10 +14,11 @@ request to 127.0.0.1:UPSTREAM_PORT, injecting the fault the current mode picks:
     badrange  shift Content-Range by one byte (same length), or change its total
     flip      flip one byte of the body (only the image's own checksums can catch that)
     mixed     one of drop, 503, 429, stall, truncate, badrange, at random
+    delay     answer correctly after a pause of D milliseconds (a distant server)
 
 Control requests (never forwarded):
-    GET /__proxy/set?mode=M&p=P&n=N&seed=S   fault mode, probability per request (default 1), at most N
-                                            faults (default unlimited), random seed
+    GET /__proxy/set?mode=M&p=P&n=N&seed=S&d=D   fault mode, probability per request (default 1), at
+                                            most N faults (default unlimited), random seed, delay in ms
     GET /__proxy/stats                      {"requests": ..., "forwarded": ..., "faults": {...},
                                              "ranges": [...]} (the Range header of every request)
     GET /__proxy/reset                      zero the counters
@@ -37,6 +38,7 @@ class State:
         self.p = 1.0
         self.left = -1  # faults still allowed; -1 = no limit
         self.rng = random.Random(1)
+        self.delay_ms = 0
         self.reset()
 
     def reset(self):
@@ -72,6 +74,7 @@ def control(target):
         STATE.p = float(q.get("p", "1"))
         STATE.left = int(q.get("n", "-1"))
         STATE.rng = random.Random(int(q.get("seed", "1")))
+        STATE.delay_ms = int(q.get("d", "0"))
         return response(200, "OK", b"{}")
     if url.path == "/__proxy/reset":
         STATE.reset()
@@ -166,6 +169,8 @@ async def handle(reader, writer, upstream):
                 writer.write(response(int(fault), "Injected", b"", extra))
                 await writer.drain()
                 continue
+            if fault == "delay":
+                await asyncio.sleep(STATE.delay_ms / 1000)
             status_line, resp_headers, body = await forward(upstream, request_line, headers)
             STATE.forwarded += 1
             if fault in ("stall", "truncate") and len(body) >= 2:

@@ -278,9 +278,9 @@ std::string FaultProxy::get(const std::string& path) {
   return end == std::string::npos ? "" : resp.substr(end + 4);
 }
 
-bool FaultProxy::set(const std::string& mode, double p, int n, int seed) {
+bool FaultProxy::set(const std::string& mode, double p, int n, int seed, int delay_ms) {
   return get("/__proxy/set?mode=" + mode + "&p=" + std::to_string(p) + "&n=" + std::to_string(n) +
-             "&seed=" + std::to_string(seed)) == "{}";
+             "&seed=" + std::to_string(seed) + "&d=" + std::to_string(delay_ms)) == "{}";
 }
 
 std::string FaultProxy::stats() {

@@ -82,9 +82,9 @@ class FaultProxy {
   bool ok() const { return port_ > 0; }
   const std::string& error() const { return error_; }
   int port() const { return port_; }
-  // mode: none, drop, 503, 429, stall, truncate, badrange, flip, mixed; p per request; at most n faults
-  // (-1: no limit).
-  bool set(const std::string& mode, double p = 1.0, int n = -1, int seed = 1);
+  // mode: none, drop, 503, 429, stall, truncate, badrange, flip, mixed, delay (by delay_ms); p per
+  // request; at most n faults (-1: no limit).
+  bool set(const std::string& mode, double p = 1.0, int n = -1, int seed = 1, int delay_ms = 0);
   // {"requests": ..., "forwarded": ..., "faults": {...}, "ranges": [...]}, as raw JSON ("" on failure).
   std::string stats();
   bool reset();

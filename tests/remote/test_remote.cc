@@ -301,6 +301,32 @@ TEST(RemoteFaults, MixedFaultsGiveRightBytesOrEioNeverWrongBytes) {
   EXPECT_GE(expect_same_tree(*r, img), 60u);
 }
 
+// One Source::read call serves its ranges concurrently: eight ranges from a server 300 ms away take
+// about one round trip, not eight.
+TEST(RemoteFaults, OneReadCallRunsItsRangesConcurrently) {
+  const TestImage& img = data_image();
+  ProxiedServer p;
+  REQUIRE_PROXY(p);
+  auto image = Image::open(p.url(img.name));
+  ASSERT_TRUE(p.proxy->reset());
+  ASSERT_TRUE(p.proxy->set("delay", 1.0, -1, 1, 300));
+  const auto local = read_bytes(img.file);
+  std::vector<ReadRange> ranges;
+  std::vector<std::vector<uint8_t>> bufs(8, std::vector<uint8_t>(100000));
+  for (size_t i = 0; i < 8; ++i)
+    ranges.push_back(ReadRange{(1 << 20) + i * 500000, 100000, bufs[i].data(), false});
+  const auto t0 = Clock::now();
+  image->source().read(ranges);
+  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  for (size_t i = 0; i < 8; ++i) {
+    ASSERT_TRUE(ranges[i].ok) << i;
+    EXPECT_TRUE(std::equal(bufs[i].begin(), bufs[i].end(), local.begin() + ranges[i].offset)) << i;
+  }
+  std::cout << "[          ] 8 ranges, 300 ms per request: " << s << " s\n";
+  EXPECT_LT(s, 1.2) << "the ranges were fetched one after another";
+  EXPECT_EQ(p.stats()["requests"].get<int>(), 8);
+}
+
 TEST(RemoteFaults, FlippedBytesAreCaughtByThePageChecksums) {
   const TestImage& img = data_image();
   ProxiedServer p;
