@@ -1,6 +1,8 @@
 #include "remote/http_object.h"
 
 #include <curl/curl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -463,7 +465,37 @@ void HttpObject::setup(void* easy, Transfer& x, Clock::time_point deadline) {
   }
 }
 
+namespace {
+
+// A write to a connection the server closed raises SIGPIPE, which kills a process that has not ignored it
+// (the daemon has; a program using the library may not). libcurl skips its own guard with CURLOPT_NOSIGNAL,
+// which threads need, so the transfers run with SIGPIPE blocked in this thread, and one raised meanwhile
+// (it is sent to the thread that wrote) is taken off before the mask is restored.
+class SigpipeGuard {
+ public:
+  SigpipeGuard() {
+    sigemptyset(&pipe_);
+    sigaddset(&pipe_, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
+  }
+  ~SigpipeGuard() {
+    if (sigismember(&old_, SIGPIPE)) return;  // it was blocked before us: leave it to the owner
+    sigset_t pending;
+    if (sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE)) {
+      const timespec zero{};
+      sigtimedwait(&pipe_, nullptr, &zero);
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+
+ private:
+  sigset_t pipe_, old_;
+};
+
+}  // namespace
+
 void HttpObject::attempt(std::span<Transfer*> xs, Clock::time_point deadline) {
+  SigpipeGuard sigpipe;
   std::vector<WriteCtx> ctx(xs.size());
   CURLM* m = pool_->take_multi();
   if (!m) {
