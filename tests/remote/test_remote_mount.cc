@@ -1,7 +1,7 @@
 // The gdfs daemon mounting images by URL (label remote): the edge-case tree over http://
 // compared entry by entry with its source, over https:// with a disk cache that serves the next mount,
-// and through faults that give readers the right bytes or EIO while the daemon keeps serving. Skips,
-// saying why, where FUSE mounts or the servers are unavailable.
+// over s3:// with signed requests (moto), and through faults that give readers the right bytes or EIO while
+// the daemon keeps serving. Skips, saying why, where FUSE mounts or the servers are unavailable.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/xattr.h>
@@ -84,6 +84,27 @@ TEST_F(RemoteMount, HttpsWithADiskCacheThatServesTheNextMount) {
     EXPECT_EQ(m.unmount(), 0) << m.log();
   }
   EXPECT_EQ(web.nginx->requests().size() - before, 1u) << "the second mount fetched more than the probe";
+}
+
+TEST_F(RemoteMount, S3ImageWithSignedRequests) {
+  const TestImage& img = edge_image();
+  S3Server s3(fresh_dir("s3"), "gdfs-mount", {{"trees/edge.gdfs", img.file}});
+  if (!s3.ok()) GTEST_SKIP() << "cannot start the S3 server: " << s3.error();
+  // The daemon takes its S3 settings from the environment it is started with.
+  for (const char* v : {"AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL_S3", "AWS_S3_ADDRESSING_STYLE"})
+    unsetenv(v);
+  setenv("HOME", fresh_dir("home").c_str(), 1);
+  setenv("AWS_ENDPOINT_URL", ("http://127.0.0.1:" + std::to_string(s3.port())).c_str(), 1);
+  setenv("AWS_REGION", "us-east-1", 1);
+  setenv("AWS_ACCESS_KEY_ID", s3.key.c_str(), 1);
+  setenv("AWS_SECRET_ACCESS_KEY", s3.secret.c_str(), 1);
+  Mount m("s3://gdfs-mount/trees/edge.gdfs", mount_point(), "threads=2");
+  ASSERT_TRUE(m.ok()) << m.error() << "\n" << m.log();
+  const auto diffs = compare_trees(img.src, m.dir(), img.caps.root, img.caps.xattrs);
+  EXPECT_TRUE(diffs.empty()) << diffs.size() << " differences, first: " << diffs.front();
+  EXPECT_EQ(counters(m.dir()).value("fetcher", ""), "s3");
+  EXPECT_EQ(m.unmount(), 0) << m.log();
+  EXPECT_EQ(m.log().find(s3.secret), std::string::npos);
 }
 
 TEST_F(RemoteMount, FaultsGiveRightBytesOrEioAndTheDaemonKeepsServing) {
