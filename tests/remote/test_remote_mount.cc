@@ -7,6 +7,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -84,6 +85,37 @@ TEST_F(RemoteMount, HttpsWithADiskCacheThatServesTheNextMount) {
     EXPECT_EQ(m.unmount(), 0) << m.log();
   }
   EXPECT_EQ(web.nginx->requests().size() - before, 1u) << "the second mount fetched more than the probe";
+}
+
+// Without -f the daemon opens and validates the image, then forks into the background: the child must
+// make connections of its own (TLS included), and relative cache_dir and ca_file paths must survive its
+// chdir("/").
+TEST_F(RemoteMount, DaemonizedMountOverHttpsWithRelativePaths) {
+  const TestImage& img = edge_image();
+  const std::string work = fresh_dir("daemonized");
+  TestCert cert(work);
+  if (!cert.error.empty()) GTEST_SKIP() << cert.error;
+  WebServer web(&cert);
+  if (!web.nginx->ok()) GTEST_SKIP() << web.nginx->error();
+  const std::string mnt = mount_point();
+  char* cwd = getcwd(nullptr, 0);
+  ASSERT_EQ(chdir(work.c_str()), 0);
+  std::string out;
+  const int rc = run_command(
+      {gdfs_binary(), "-o", "ca_file=cert.pem,cache_dir=cache,threads=2", web.https_url(img.name), mnt},
+      &out);
+  EXPECT_EQ(chdir(cwd), 0);
+  std::free(cwd);
+  ASSERT_EQ(rc, 0) << out;
+  ASSERT_TRUE(is_gdfs_mount(mnt));
+  const std::vector<pid_t> pids = find_processes({gdfs_binary(), mnt});
+  EXPECT_EQ(pids.size(), 1u);
+  const auto diffs = compare_trees(img.src, mnt, img.caps.root, img.caps.xattrs);
+  EXPECT_TRUE(diffs.empty()) << diffs.size() << " differences, first: " << diffs.front();
+  EXPECT_FALSE(files_named(work + "/cache", ".blk").empty()) << "the relative cache_dir was not used";
+  ASSERT_EQ(run_command({"fusermount3", "-u", mnt}), 0);
+  for (int i = 0; i < 500 && !find_processes({gdfs_binary(), mnt}).empty(); ++i) usleep(20000);
+  EXPECT_TRUE(find_processes({gdfs_binary(), mnt}).empty()) << "daemon still running after unmount";
 }
 
 TEST_F(RemoteMount, S3ImageWithSignedRequests) {
