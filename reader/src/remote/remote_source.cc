@@ -226,9 +226,10 @@ class RemoteSource final : public Source {
       throw;
     }
     // Theirs: we have finished all of ours, so nobody waits on us while we wait.
-    for (auto& [b, f] : theirs) {
+    for (auto& [b, fetch] : theirs) {
+      auto* f = fetch.get();  // a plain local: lambdas may not capture structured bindings (clang 14)
       std::unique_lock lock(f->mu);
-      f->cv.wait(lock, [&] { return f->done; });
+      f->cv.wait(lock, [f] { return f->done; });
       have[b] = f->data;
     }
     for (ReadRange* r : ranges) {
