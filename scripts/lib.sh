@@ -111,3 +111,7 @@ nvcomp_cpu_lib() {
   nvcomp_wheel_extract "$dir" nvidia/libnvcomp/lib64/libnvcomp_cpu.so.6 "$lib" || return 1
   echo "$lib"
 }
+
+# scripts/bench-remote (remote images against squashfuse on httpdirfs and rclone mount, on loopback behind
+# tests/remote/fault_proxy.py): the peers, the images, the server, fio and jq for the random reads.
+GDFS_BENCH_REMOTE_PACKAGES=(httpdirfs squashfuse squashfs-tools rclone fio nginx-light fuse3 jq curl tar python3)

@@ -110,16 +110,22 @@ async def forward(upstream, request_line, headers):
     head, _, body = raw.partition(b"\r\n\r\n")
     head_lines = head.decode("latin-1").split("\r\n")
     status_line, resp_headers = head_lines[0], head_lines[1:]
-    if any(h.lower().startswith("transfer-encoding:") and "chunked" in h.lower() for h in resp_headers):
+    head_only = request_line.split(" ", 1)[0] == "HEAD"
+    if not head_only and any(h.lower().startswith("transfer-encoding:") and "chunked" in h.lower()
+                             for h in resp_headers):
         body = dechunk(body)
-    resp_headers = [h for h in resp_headers if not h.lower().startswith(
-        ("transfer-encoding:", "content-length:", "connection:"))]
+    # A HEAD answer has no body but keeps the Content-Length a GET would have: keep nginx's.
+    drop = ("transfer-encoding:", "connection:") if head_only else (
+        "transfer-encoding:", "content-length:", "connection:")
+    resp_headers = [h for h in resp_headers if not h.lower().startswith(drop)]
     return status_line, resp_headers, body
 
 
 def serialize(status_line, headers, body, content_length=None):
     n = len(body) if content_length is None else content_length
-    lines = [status_line] + headers + [f"Content-Length: {n}"]
+    lines = [status_line] + headers
+    if not any(h.lower().startswith("content-length:") for h in headers):  # HEAD keeps its own
+        lines.append(f"Content-Length: {n}")
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
 
