@@ -16,9 +16,11 @@ ensure_packages() {
 }
 
 # Build dependencies of the default (CPU) build, its tests and its tools; the Python module (pybind11,
-# the headers) and its tests (pytest, numpy).
+# the headers) and its tests (pytest, numpy). libcurl (OpenSSL flavour) gives the reader remote images
+# (http, https, s3); without it they are refused with a message.
 GDFS_BUILD_PACKAGES=(cmake g++ make pkg-config libcli11-dev libgtest-dev libdeflate-dev zlib1g-dev
-                     libxxhash-dev nlohmann-json3-dev pybind11-dev python3-dev python3-pytest python3-numpy
+                     libxxhash-dev nlohmann-json3-dev libcurl4-openssl-dev
+                     pybind11-dev python3-dev python3-pytest python3-numpy
                      # tests/install and scripts/check-install: man pages (man-db, groff-base), bash
                      # completions (bash-completion), cpack -G DEB's dpkg-shlibdeps (dpkg-dev)
                      man-db groff-base bash-completion dpkg-dev)
@@ -30,6 +32,32 @@ GDFS_DAEMON_PACKAGES=(libfuse3-dev fuse3 liburing-dev bc)
 # without it.
 GDFS_PLOT_PACKAGES=(python3-matplotlib)
 GDFS_PLOT_TEST_PACKAGES=(python3-pytest)
+
+# The remote-image tests (label remote): an HTTP(S) server (nginx, run unprivileged on loopback with its
+# own configuration), openssl for a self-signed test certificate, and python3 for the fault-injecting
+# proxy and the S3 server. Tests skip, saying why, where one is missing.
+GDFS_REMOTE_TEST_PACKAGES=(nginx-light openssl python3 python3-pip)
+
+# The S3 API server the remote tests run on loopback: moto (PyPI), installed into .test-deps/moto (git
+# ignored; the tests look there). A test oracle only, never part of the product. Best effort: without pip
+# or the network the S3 tests skip, and this never fails the caller.
+fetch_test_oracles() {
+  local root=$1 dir=$1/.test-deps/moto
+  if [ -f "$dir/.complete" ]; then return 0; fi
+  if ! command -v python3 >/dev/null || ! python3 -m pip --version >/dev/null 2>&1; then
+    echo "note: python3 -m pip unavailable: the S3 tests will skip" >&2
+    return 0
+  fi
+  echo "installing moto[server] (the S3 test server) into $dir" >&2
+  rm -rf "$dir"
+  if python3 -m pip install -q --disable-pip-version-check --no-warn-script-location --target "$dir" \
+       'moto[server]>=5,<6' >&2; then
+    touch "$dir/.complete"
+  else
+    echo "note: could not install moto: the S3 tests will skip" >&2
+  fi
+  return 0
+}
 
 njobs() { nproc 2>/dev/null || echo 2; }
 
@@ -83,3 +111,7 @@ nvcomp_cpu_lib() {
   nvcomp_wheel_extract "$dir" nvidia/libnvcomp/lib64/libnvcomp_cpu.so.6 "$lib" || return 1
   echo "$lib"
 }
+
+# scripts/bench-remote (remote images against squashfuse on httpdirfs and rclone mount, on loopback behind
+# tests/remote/fault_proxy.py): the peers, the images, the server, fio and jq for the random reads.
+GDFS_BENCH_REMOTE_PACKAGES=(httpdirfs squashfuse squashfs-tools rclone fio nginx-light fuse3 jq curl tar python3)

@@ -25,6 +25,10 @@ namespace gdfs {
 
 using engine::LogLevel;
 
+namespace {
+constexpr uint64_t kRemoteReadahead = 16ull << 20;  // the least readahead for a remote image (when on)
+}  // namespace
+
 uint64_t default_cache_size() {
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   const uint64_t mem = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 1ull << 30;
@@ -115,6 +119,13 @@ void Reader::Impl::start() {
   gpu_scheduler = open_gpu_scheduler();
   engine::EngineOptions eo;
   eo.readahead_bytes = opt.readahead;
+  const std::string kind = image->source().kind();
+  if (kind == "http" || kind == "s3") {
+    // A remote request costs mostly its latency: read further ahead, and bridge wider gaps between
+    // stored pages rather than send another request.
+    if (eo.readahead_bytes) eo.readahead_bytes = std::max<uint64_t>(eo.readahead_bytes, kRemoteReadahead);
+    eo.max_gap = 64 << 10;
+  }
   engine::DecodeScheduler& sched = gpu_scheduler ? *gpu_scheduler : *cpu_scheduler;
   engine = std::make_unique<engine::ReadEngine>(*image, *cache, *fetcher, sched, *pool, stats, eo);
 }
@@ -327,6 +338,7 @@ std::string Reader::stats_json() const {
   ctx.decoder = decoder_name();
   ctx.fetcher = fetcher_name();
   ctx.threads = impl_->pool->size();
+  ctx.source = impl_->image->source().counters();
   return engine::stats_json(impl_->stats, ctx);
 }
 

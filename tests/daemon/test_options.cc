@@ -1,6 +1,8 @@
 // The daemon's own -o option parsing (label unit).
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "daemon/options.h"
 
 namespace gdfs::daemon {
@@ -18,6 +20,41 @@ TEST(Options, ParseSize) {
   EXPECT_EQ(v, 64ull << 10);
   for (const char* bad : {"", "M", "-1", "1T", "12 M", "99999999999999999999", "17179869184G"})
     EXPECT_FALSE(parse_size(bad, v)) << bad;
+}
+
+bool parse(std::vector<const char*> argv, DaemonOptions& out) {
+  argv.insert(argv.begin(), "gdfs");
+  fuse_args args = FUSE_ARGS_INIT(static_cast<int>(argv.size()), const_cast<char**>(argv.data()));
+  const bool ok = parse_options(args, out);
+  fuse_opt_free_args(&args);
+  return ok;
+}
+
+TEST(Options, RemoteImages) {
+  DaemonOptions o;
+  ASSERT_TRUE(parse({"-o",
+                     "cache_dir=/var/cache/gdfs,disk_cache_size=2G,remote_timeout=30,ca_file=/etc/ca.pem,"
+                     "s3_addressing=path",
+                     "s3://bucket/key.gdfs", "/mnt"},
+                    o));
+  EXPECT_EQ(o.image, "s3://bucket/key.gdfs");
+  EXPECT_EQ(o.source.cache_dir, "/var/cache/gdfs");
+  EXPECT_EQ(o.source.disk_cache_size, 2ull << 30);
+  EXPECT_EQ(o.source.remote_timeout_s, 30);
+  EXPECT_EQ(o.source.ca_file, "/etc/ca.pem");
+  EXPECT_EQ(o.source.s3_addressing, "path");
+  DaemonOptions d;
+  ASSERT_TRUE(parse({"https://host/tree.gdfs", "/mnt", "-o", "s3_addressing=auto"}, d));
+  EXPECT_EQ(d.image, "https://host/tree.gdfs");
+  EXPECT_TRUE(d.source.cache_dir.empty());
+  EXPECT_EQ(d.source.disk_cache_size, 1ull << 30);
+  EXPECT_EQ(d.source.remote_timeout_s, 60);
+  EXPECT_EQ(d.source.s3_addressing, "");
+  for (const char* bad : {"remote_timeout=0", "remote_timeout=x", "disk_cache_size=1T", "s3_addressing=host",
+                          "cache_dir=", "ca_file="}) {
+    DaemonOptions b;
+    EXPECT_FALSE(parse({"-o", bad, "http://h/i", "/mnt"}, b)) << bad;
+  }
 }
 
 }  // namespace

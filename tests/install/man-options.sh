@@ -35,14 +35,14 @@ for spec in "$@"; do
   opts=$(printf '%s\n' "$help" | grep -oE -- '(^|[ ,])--?[A-Za-z][A-Za-z0-9-]*' | tr -d ' ,' | sort -u |
          grep -vxE -- '-[A-Za-z][A-Za-z0-9-]+')
   # gdfs: "-o name" options, found in the page as "-o name" or "name=".
-  oopts=$(printf '%s\n' "$help" | { grep -oE -- '-o [a-z_]+' || true; } | cut -c4- | sort -u)
+  oopts=$(printf '%s\n' "$help" | { grep -oE -- '-o [a-z_][a-z0-9_]*' || true; } | cut -c4- | sort -u)
   [ -n "$opts" ] || { echo "FAIL: $name: no options found in its --help"; failed=1; continue; }
   missing=()
   for o in $opts; do
     grep -qE -- "(^|[^A-Za-z0-9-])$o([^A-Za-z0-9-]|\$)" <<<"$text" || missing+=("$o")
   done
   for o in $oopts; do
-    grep -qE -- "(-o $o|(^|[^a-z_])$o=)" <<<"$text" || missing+=("-o $o")
+    grep -qE -- "(-o $o|(^|[^a-z0-9_])$o=)" <<<"$text" || missing+=("-o $o")
   done
   if [ ${#missing[@]} -gt 0 ]; then
     echo "FAIL: $page lacks options that '$name --help' prints: ${missing[*]}"

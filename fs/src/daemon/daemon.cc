@@ -23,6 +23,7 @@ void Daemon::start() {
   ro.readahead = opt_.readahead;
   ro.uring = opt_.uring;
   ro.queue_depth = opt_.queue_depth;
+  ro.source = opt_.source;
   reader_ = Reader::open(std::move(image_), ro);
   if (opt_.decoder == DecoderChoice::kGpu && std::string(reader_->decoder_name()) != "gpu")
     engine::log_line(engine::LogLevel::kError,

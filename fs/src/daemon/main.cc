@@ -1,6 +1,7 @@
 // gdfs IMAGE MOUNTPOINT: everything up to the session loop. Problems with the arguments or the image
 // are reported, with exit status 1, before anything is mounted.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <climits>
 #include <csignal>
@@ -35,6 +36,13 @@ bool add_mount_options(fuse_args& args, const std::string& image) {
             fuse_opt_add_arg(&args, "-o") == 0 && fuse_opt_add_arg(&args, opts) == 0;
   std::free(opts);
   return ok;
+}
+
+std::string absolute(const std::string& path) {
+  char* cwd = getcwd(nullptr, 0);
+  std::string out = cwd ? std::string(cwd) + "/" + path : path;
+  std::free(cwd);
+  return out;
 }
 
 // Serves until unmounted or signalled. Returns the process exit status.
@@ -111,10 +119,19 @@ int gdfs_main(int argc, char** argv) {
   }
   std::unique_ptr<Image> image;
   try {
-    char* abs = realpath(opt.image.c_str(), nullptr);
-    std::string path = abs ? abs : opt.image;
-    std::free(abs);
-    image = Image::open(path);  // validates every metadata record before anything is mounted
+    std::string path = opt.image;
+    if (!is_url(path)) {  // a local image is named by its absolute path; a URL as it is
+      char* abs = realpath(opt.image.c_str(), nullptr);
+      if (abs) path = abs;
+      std::free(abs);
+    }
+    // The daemon leaves its working directory once mounted: relative paths must not depend on it.
+    for (std::string* p : {&opt.source.cache_dir, &opt.source.ca_file})
+      if (!p->empty() && p->front() != '/') *p = absolute(*p);
+    // A remote source's warnings (retries, an image that changed on the server) go to the daemon's log:
+    // stderr now, syslog once daemonized.
+    opt.source.warn = [](std::string_view line) { engine::log_line(engine::LogLevel::kWarning, line); };
+    image = Image::open(path, opt.source);  // validates every metadata record before anything is mounted
   } catch (const ImageError& e) {
     std::fprintf(stderr, "gdfs: %s\n", e.what());
     return 1;

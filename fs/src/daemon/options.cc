@@ -21,6 +21,11 @@ struct RawOptions {
   char* readahead;
   char* uring;
   char* queue_depth;
+  char* cache_dir;
+  char* disk_cache_size;
+  char* remote_timeout;
+  char* ca_file;
+  char* s3_addressing;
   char* image;
 };
 
@@ -36,6 +41,11 @@ const fuse_opt kSpec[] = {
     GDFS_OPT("readahead=%s", readahead),
     GDFS_OPT("uring=%s", uring),
     GDFS_OPT("queue_depth=%s", queue_depth),
+    GDFS_OPT("cache_dir=%s", cache_dir),
+    GDFS_OPT("disk_cache_size=%s", disk_cache_size),
+    GDFS_OPT("remote_timeout=%s", remote_timeout),
+    GDFS_OPT("ca_file=%s", ca_file),
+    GDFS_OPT("s3_addressing=%s", s3_addressing),
     FUSE_OPT_END,
 };
 // clang-format on
@@ -89,6 +99,26 @@ bool convert(const RawOptions& raw, DaemonOptions& out) {
     else
       return bad("decoder", raw.decoder);
   }
+  if (raw.cache_dir) {
+    if (!*raw.cache_dir) return bad("cache_dir", raw.cache_dir);
+    out.source.cache_dir = raw.cache_dir;
+  }
+  if (raw.disk_cache_size && !parse_size(raw.disk_cache_size, out.source.disk_cache_size))
+    return bad("disk_cache_size", raw.disk_cache_size);
+  if (raw.remote_timeout) {
+    unsigned seconds = 0;
+    if (!parse_uint(raw.remote_timeout, 1, 86400, seconds)) return bad("remote_timeout", raw.remote_timeout);
+    out.source.remote_timeout_s = seconds;
+  }
+  if (raw.ca_file) {
+    if (!*raw.ca_file) return bad("ca_file", raw.ca_file);
+    out.source.ca_file = raw.ca_file;
+  }
+  if (raw.s3_addressing) {
+    const std::string a = raw.s3_addressing;
+    if (a != "path" && a != "virtual" && a != "auto") return bad("s3_addressing", raw.s3_addressing);
+    out.source.s3_addressing = a == "auto" ? "" : a;
+  }
   if (raw.image) out.image = raw.image;
   return true;
 }
@@ -99,7 +129,8 @@ bool parse_options(fuse_args& args, DaemonOptions& out) {
   RawOptions raw{};
   bool ok = fuse_opt_parse(&args, &raw, kSpec, take_image) == 0 && convert(raw, out);
   for (char* p : {raw.cache_size, raw.threads, raw.decoder, raw.gpu_min_bytes, raw.readahead, raw.uring,
-                  raw.queue_depth, raw.image})
+                  raw.queue_depth, raw.cache_dir, raw.disk_cache_size, raw.remote_timeout, raw.ca_file,
+                  raw.s3_addressing, raw.image})
     std::free(p);
   return ok;
 }
@@ -136,7 +167,16 @@ void print_usage(const char* prog) {
       "    -o gpu_min_bytes=SIZE  decode smaller requests on the CPU even with a GPU (default 256K)\n"
       "    -o readahead=SIZE      decode this far ahead of sequential readers (default 4M; 0 = off)\n"
       "    -o uring=0|1           read the image with io_uring (default 1; falls back to pread)\n"
-      "    -o queue_depth=N       io_uring queue depth per thread (default 128)\n\n",
+      "    -o queue_depth=N       io_uring queue depth per thread (default 128)\n\n"
+      "remote images (IMAGE is http://..., https://... or s3://BUCKET/KEY; docs/REMOTE.md):\n"
+      "    -o cache_dir=DIR       keep fetched image bytes on disk in DIR (shared by mounts; default: none)\n"
+      "    -o disk_cache_size=SIZE  bound on DIR, least recently used blocks go first (default 1G)\n"
+      "    -o remote_timeout=SECONDS  a read still failing after this, retries included, is EIO (default "
+      "60)\n"
+      "    -o ca_file=FILE        trust the certificates in this PEM file for https (default: the system's)\n"
+      "    -o s3_addressing=path|virtual|auto  S3 URL style (default auto: path with an endpoint\n"
+      "                           or a dotted bucket); S3 credentials, region and endpoint come from the\n"
+      "                           AWS_* environment and ~/.aws/{credentials,config}\n\n",
       prog);
 }
 

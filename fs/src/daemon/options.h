@@ -1,5 +1,6 @@
 // gdfs's own mount options (-o cache_size=, threads=, decoder=, gpu_min_bytes=, readahead=, uring=,
-// queue_depth=) and the image argument. Standard FUSE options (-f, -d, -s, allow_other, ...) are libfuse's.
+// queue_depth=; for remote images cache_dir=, disk_cache_size=, remote_timeout=, ca_file=,
+// s3_addressing=) and the image argument. Standard FUSE options (-f, -d, -s, allow_other, ...) are libfuse's.
 #pragma once
 #include <fuse_opt.h>
 
@@ -19,6 +20,8 @@ struct DaemonOptions {
   uint64_t readahead = 4u << 20;       // bytes decoded ahead of a sequential reader; 0 = off
   bool uring = true;                   // false: read the image with pread even where io_uring works
   unsigned queue_depth = 128;          // io_uring entries per ring
+  SourceOptions source;                // remote images: cache_dir=, disk_cache_size=, remote_timeout=,
+                                       // ca_file=, s3_addressing= (the warn callback is set by main)
 };
 
 // Takes gdfs's options and the image argument out of `args` (what is left goes to libfuse). Returns

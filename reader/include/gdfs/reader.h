@@ -49,7 +49,8 @@ struct ReaderOptions {
   // touches CUDA.
   DecoderChoice decoder = DecoderChoice::kAuto;
   uint64_t gpu_min_bytes = 256 << 10;  // decode requests smaller than this stay on the CPU
-  uint64_t readahead = 4u << 20;       // bytes decoded ahead of a sequential reader; 0: off
+  uint64_t readahead = 4u << 20;       // bytes decoded ahead of a sequential reader (remote images:
+                                       // at least 16 MiB); 0: off
   bool uring = true;                   // local images: io_uring where the kernel allows it, else pread
   unsigned queue_depth = 128;          // io_uring entries per ring
   SourceOptions source;                // remote images: timeouts, the disk cache

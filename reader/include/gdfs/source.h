@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace gdfs {
@@ -47,6 +48,9 @@ class Source {
   virtual const char* kind() const = 0;
   // A local file's descriptor, which the io_uring fetcher reads directly; -1 for other sources.
   virtual int fd() const { return -1; }
+  // The source's own counters for the reader's statistics (remote: requests, retries, disk cache hits),
+  // as name/value pairs; none for local sources. Never anything secret.
+  virtual std::vector<std::pair<std::string, uint64_t>> counters() const { return {}; }
 };
 
 // Options of the sources that need them (remote images).
@@ -56,6 +60,13 @@ struct SourceOptions {
   // Persistent cache of fetched page bytes (remote): a folder, and its bound in bytes. Empty: none.
   std::string cache_dir;
   uint64_t disk_cache_size = uint64_t{1} << 30;
+  // HTTPS: a PEM file of the certificates to trust instead of the system's (a private CA, a test
+  // server). Empty: $GDFS_CA_FILE when set, else the system's store. Verification is never turned off.
+  std::string ca_file;
+  // S3 URLs: "path" (https://endpoint/bucket/key), "virtual" (https://bucket.endpoint/key), or empty:
+  // $AWS_S3_ADDRESSING_STYLE, else the profile's s3.addressing_style, else path-style when an endpoint
+  // is configured or the bucket name has dots, virtual-host style otherwise.
+  std::string s3_addressing;
   // Where a source reports what the reader should know but cannot be thrown (a retry, an image that
   // changed on the server): one line each, no credentials. Empty: stderr.
   std::function<void(std::string_view)> warn;
@@ -63,6 +74,9 @@ struct SourceOptions {
 
 // True for "http://...", "https://..." and "s3://...".
 bool is_url(std::string_view path_or_url);
+// A URL as messages may show it: without user name, password, query string (presigned URLs carry their
+// signature there) or fragment. Anything that is not a URL comes back as it is.
+std::string url_for_messages(std::string_view url);
 // A local file or block device (throws ImageError naming it).
 std::unique_ptr<Source> open_file_source(const std::string& path);
 // An image held in memory (fuzzing, tests, images built on the fly).

@@ -30,6 +30,7 @@ std::string stats_json(const Stats& s, const StatsContext& ctx) {
   j["decoder"] = ctx.decoder;
   j["fetcher"] = ctx.fetcher;
   j["threads"] = ctx.threads;
+  for (const auto& [name, value] : ctx.source) j[name] = value;
   return j.dump();
 }
 

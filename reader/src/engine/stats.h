@@ -5,6 +5,8 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace gdfs::engine {
 
@@ -41,6 +43,7 @@ struct StatsContext {
   std::string decoder;  // "cpu", "gpu"
   std::string fetcher;  // "io_uring", "pread"
   unsigned threads = 0;
+  std::vector<std::pair<std::string, uint64_t>> source;  // the source's own (remote: requests, disk cache)
 };
 
 // One JSON object with every counter and the context (documented in README.md, "Statistics").

@@ -2,11 +2,29 @@
 // only with libcurl (GDFS_HAVE_REMOTE).
 #include "gdfs/source.h"
 
+#if GDFS_HAVE_REMOTE
+#include "remote/remote.h"
+#endif
+
 namespace gdfs {
 
-#if GDFS_HAVE_REMOTE
-std::unique_ptr<Source> open_remote_source(const std::string& url, const SourceOptions& options);  // remote/
-#endif
+std::string url_for_messages(std::string_view url) {
+  const size_t scheme_end = url.find("://");
+  if (scheme_end == std::string_view::npos) return std::string(url);
+  const size_t auth_begin = scheme_end + 3;
+  size_t auth_end = url.find_first_of("/?#", auth_begin);
+  if (auth_end == std::string_view::npos) auth_end = url.size();
+  std::string_view authority = url.substr(auth_begin, auth_end - auth_begin);
+  // The host comes after the last '@': a password may itself hold '@' only percent-encoded, but take
+  // no chances.
+  const size_t at = authority.rfind('@');
+  if (at != std::string_view::npos) authority.remove_prefix(at + 1);
+  std::string_view rest = url.substr(auth_end);
+  rest = rest.substr(0, rest.find_first_of("?#"));
+  std::string out(url.substr(0, auth_begin));
+  out.append(authority).append(rest);
+  return out;
+}
 
 std::unique_ptr<Source> open_source(const std::string& path_or_url, const SourceOptions& options) {
   if (!is_url(path_or_url)) return open_file_source(path_or_url);
@@ -14,7 +32,7 @@ std::unique_ptr<Source> open_source(const std::string& path_or_url, const Source
   return open_remote_source(path_or_url, options);
 #else
   (void)options;
-  throw ImageError(path_or_url.substr(0, path_or_url.find('?')) +
+  throw ImageError(url_for_messages(path_or_url) +
                    ": remote images are not supported by this build (it was built without libcurl)");
 #endif
 }

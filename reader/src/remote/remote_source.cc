@@ -1,0 +1,296 @@
+// A Source over an object on an HTTP(S) server or an S3-compatible store (docs/REMOTE.md).
+//
+// Opening costs one request: a ranged GET of the first kProbeBytes learns the size and identity and
+// brings the superblock, which Image::open then reads from memory; its second read, the metadata region,
+// is the second request. After that, each Source::read call turns its ranges (already coalesced by the
+// engine) into concurrent ranged GETs, or, with a disk cache, into the aligned blocks that cover them:
+// blocks on disk are read from there, the missing ones fetched (consecutive ones in one request) and
+// stored. A block another thread is fetching is waited for, not fetched twice.
+#include <algorithm>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+
+#include "remote/disk_cache.h"
+#include "remote/http_object.h"
+#include "remote/remote.h"
+#include "remote/s3_config.h"
+
+namespace gdfs {
+namespace {
+
+using remote::DiskCache;
+using remote::HttpConfig;
+using remote::HttpObject;
+using remote::ObjectIdentity;
+using remote::RangeGet;
+
+constexpr uint32_t kProbeBytes = 64 << 10;    // the superblock (512 bytes) and the first pages
+constexpr uint64_t kMaxRequest = 4ull << 20;  // larger ranges (the metadata) go as parallel requests
+
+using Bytes = std::vector<uint8_t>;
+
+class RemoteSource final : public Source {
+ public:
+  RemoteSource(HttpConfig cfg, const char* kind, const SourceOptions& opt) : kind_(kind) {
+    name_ = cfg.name;
+    const std::string identity_url = url_for_messages(cfg.url);
+    auto warn = cfg.warn;
+    http_ = std::make_unique<HttpObject>(std::move(cfg));
+    id_ = http_->probe(head_, kProbeBytes);
+    if (opt.cache_dir.empty()) return;
+    const std::string version = id_.version();
+    if (version.empty()) {
+      warn(name_ +
+           ": the server sends neither ETag nor Last-Modified, so a changed image cannot be told from "
+           "the cached one; the disk cache is not used for this image");
+      return;
+    }
+    cache_ = std::make_unique<DiskCache>(opt.cache_dir, opt.disk_cache_size,
+                                         identity_url + "\n" + version + "\nsize " + std::to_string(id_.size),
+                                         id_.size, DiskCache::kDefaultBlockSize, warn);
+  }
+
+  const std::string& name() const override { return name_; }
+  uint64_t size() const override { return id_.size; }
+  const char* kind() const override { return kind_; }
+
+  void read(std::span<ReadRange> ranges) override {
+    std::vector<ReadRange*> rest;
+    for (ReadRange& r : ranges) {
+      r.ok = false;
+      if (r.offset > id_.size || r.length > id_.size - r.offset) continue;
+      if (r.offset + r.length <= head_.size()) {  // the superblock read at open, and tiny images
+        std::memcpy(r.dst, head_.data() + r.offset, r.length);
+        r.ok = true;
+      } else {
+        rest.push_back(&r);
+      }
+    }
+    if (rest.empty()) return;
+    if (cache_)
+      read_blocks(rest);
+    else
+      read_direct(rest);
+  }
+
+  std::vector<std::pair<std::string, uint64_t>> counters() const override {
+    const auto& h = http_->counters();
+    std::vector<std::pair<std::string, uint64_t>> out = {
+        {"remote_requests", h.requests.load()}, {"remote_bytes", h.bytes.load()},
+        {"remote_retries", h.retries.load()},   {"remote_failures", h.failures.load()},
+        {"remote_changed", h.changed.load()},
+    };
+    if (cache_) {
+      const auto& c = cache_->counters();
+      out.insert(out.end(), {{"disk_cache_hits", c.hits.load()},
+                             {"disk_cache_misses", c.misses.load()},
+                             {"disk_cache_corrupt", c.corrupt.load()},
+                             {"disk_cache_writes", c.writes.load()},
+                             {"disk_cache_write_errors", c.write_errors.load()},
+                             {"disk_cache_evictions", c.evictions.load()},
+                             {"disk_cache_bytes", cache_->bytes()}});
+    }
+    return out;
+  }
+
+ private:
+  // No disk cache: the ranges as asked, large ones split into parallel requests.
+  void read_direct(std::span<ReadRange*> ranges) {
+    std::vector<RangeGet> gets;
+    std::vector<size_t> first(ranges.size() + 1);
+    for (size_t i = 0; i < ranges.size(); ++i) {
+      first[i] = gets.size();
+      const ReadRange& r = *ranges[i];
+      for (uint64_t at = 0; at < r.length; at += kMaxRequest)
+        gets.push_back(
+            RangeGet{r.offset + at, std::min<uint64_t>(kMaxRequest, r.length - at), r.dst + at, false});
+    }
+    first[ranges.size()] = gets.size();
+    http_->fetch(gets);
+    for (size_t i = 0; i < ranges.size(); ++i)
+      ranges[i]->ok = std::all_of(gets.begin() + first[i], gets.begin() + first[i + 1],
+                                  [](const RangeGet& g) { return g.ok; });
+  }
+
+  // A block being fetched by one thread, waited for by others.
+  struct InFlight {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    std::shared_ptr<const Bytes> data;  // null: the fetch failed
+  };
+
+  // Publishes a claimed block (null: its fetch failed) to whoever waits for it. A second call for the
+  // same claim does nothing.
+  void finish(uint64_t index, const std::shared_ptr<InFlight>& f, std::shared_ptr<const Bytes> data) {
+    {
+      std::lock_guard lock(inflight_mu_);
+      auto it = inflight_.find(index);
+      if (it != inflight_.end() && it->second == f) inflight_.erase(it);
+    }
+    std::lock_guard lock(f->mu);
+    if (f->done) return;
+    f->data = std::move(data);
+    f->done = true;
+    f->cv.notify_all();
+  }
+
+  using Claims = std::vector<std::pair<uint64_t, std::shared_ptr<InFlight>>>;
+  using Blocks = std::map<uint64_t, std::shared_ptr<const Bytes>>;
+
+  // Our claimed blocks: from disk, else from the server (runs of consecutive blocks as one request each),
+  // stored on disk, published to waiters and put in `have`.
+  void load_blocks(const Claims& mine, Blocks& have) {
+    const uint64_t bs = cache_->block_size();
+    Claims missing;
+    for (auto& [b, f] : mine) {
+      auto bytes = std::make_shared<Bytes>(cache_->block_length(b));
+      if (cache_->get(b, bytes->data())) {
+        have[b] = bytes;
+        finish(b, f, std::move(bytes));
+      } else {
+        missing.emplace_back(b, f);
+      }
+    }
+    if (!missing.empty()) {
+      struct Run {
+        size_t first, count;
+        Bytes buf;
+      };
+      std::vector<Run> runs;
+      for (size_t i = 0; i < missing.size(); ++i) {
+        if (!runs.empty() && missing[i].first == missing[i - 1].first + 1 &&
+            (runs.back().count + 1) * bs <= kMaxRequest)
+          ++runs.back().count;
+        else
+          runs.push_back(Run{i, 1, {}});
+      }
+      std::vector<RangeGet> gets;
+      for (Run& run : runs) {
+        const uint64_t start = missing[run.first].first * bs;
+        const uint64_t end = std::min(id_.size, (missing[run.first].first + run.count) * bs);
+        run.buf.resize(end - start);
+        gets.push_back(RangeGet{start, end - start, run.buf.data(), false});
+      }
+      http_->fetch(gets);
+      for (size_t r = 0; r < runs.size(); ++r) {
+        for (size_t k = 0; k < runs[r].count; ++k) {
+          const auto& [b, f] = missing[runs[r].first + k];
+          std::shared_ptr<Bytes> bytes;
+          if (gets[r].ok) {
+            const uint8_t* p = runs[r].buf.data() + k * bs;
+            bytes = std::make_shared<Bytes>(p, p + cache_->block_length(b));
+            cache_->put(b, bytes->data());
+            have[b] = bytes;
+          }
+          finish(b, f, std::move(bytes));
+        }
+      }
+    }
+  }
+
+  // With the disk cache: whole aligned blocks.
+  void read_blocks(std::span<ReadRange*> ranges) {
+    const uint64_t bs = cache_->block_size();
+    Blocks have;
+    for (const ReadRange* r : ranges)
+      for (uint64_t b = r->offset / bs; b <= (r->offset + r->length - 1) / bs; ++b) have[b];
+    // Claim the blocks nobody is fetching and note the others; then ours, from disk, else from the
+    // server. Whatever happens (out of memory), every claim is finished, so that no other reader waits
+    // for it forever.
+    Claims mine, theirs;
+    mine.reserve(have.size());
+    theirs.reserve(have.size());
+    try {
+      {
+        std::lock_guard lock(inflight_mu_);
+        for (auto& [b, data] : have) {
+          auto it = inflight_.find(b);
+          if (it != inflight_.end()) {
+            theirs.emplace_back(b, it->second);
+          } else {
+            auto f = std::make_shared<InFlight>();
+            inflight_.emplace(b, f);
+            mine.emplace_back(b, std::move(f));  // reserved: cannot throw
+          }
+        }
+      }
+      load_blocks(mine, have);
+    } catch (...) {
+      for (auto& [b, f] : mine) finish(b, f, nullptr);
+      throw;
+    }
+    // Theirs: we have finished all of ours, so nobody waits on us while we wait.
+    for (auto& [b, fetch] : theirs) {
+      auto* f = fetch.get();  // a plain local: lambdas may not capture structured bindings (clang 14)
+      std::unique_lock lock(f->mu);
+      f->cv.wait(lock, [f] { return f->done; });
+      have[b] = f->data;
+    }
+    for (ReadRange* r : ranges) {
+      bool ok = true;
+      for (uint64_t pos = r->offset, end = r->offset + r->length; pos < end && ok;) {
+        const auto& data = have[pos / bs];
+        ok = data != nullptr;
+        if (!ok) break;
+        const uint64_t in = pos % bs;
+        const uint64_t n = std::min<uint64_t>(end - pos, data->size() - in);
+        std::memcpy(r->dst + (pos - r->offset), data->data() + in, n);
+        pos += n;
+      }
+      r->ok = ok;
+    }
+  }
+
+  std::string name_;
+  const char* kind_;
+  std::unique_ptr<HttpObject> http_;
+  ObjectIdentity id_;
+  Bytes head_;
+  std::unique_ptr<DiskCache> cache_;
+  std::mutex inflight_mu_;
+  std::map<uint64_t, std::shared_ptr<InFlight>> inflight_;
+};
+
+}  // namespace
+
+std::unique_ptr<Source> open_remote_source(const std::string& url, const SourceOptions& options) {
+  HttpConfig cfg;
+  cfg.warn = options.warn;
+  if (!cfg.warn)
+    cfg.warn = [](std::string_view line) {
+      std::fprintf(stderr, "gdfs: %.*s\n", int(line.size()), line.data());
+    };
+  cfg.ca_file = options.ca_file;
+  if (cfg.ca_file.empty())
+    if (const char* ca = std::getenv("GDFS_CA_FILE")) cfg.ca_file = ca;
+  cfg.timeout_s = options.remote_timeout_s > 0 ? options.remote_timeout_s : 60;
+  const char* kind = "http";
+  if (url.starts_with("s3://")) {
+    kind = "s3";
+    remote::S3Target t;
+    try {
+      t = remote::resolve_s3(url, options.s3_addressing, [](const char* v) { return std::getenv(v); });
+    } catch (const std::invalid_argument& e) {
+      throw ImageError(e.what());
+    }
+    cfg.url = t.url;
+    cfg.name = url_for_messages(url);
+    cfg.s3 = true;
+    cfg.region = t.region;
+    cfg.access_key = t.access_key;
+    cfg.secret_key = t.secret_key;
+    cfg.session_token = t.session_token;
+  } else {
+    cfg.url = url;
+    cfg.name = url_for_messages(url);
+  }
+  return std::make_unique<RemoteSource>(std::move(cfg), kind, options);
+}
+
+}  // namespace gdfs

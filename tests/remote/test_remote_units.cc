@@ -1,0 +1,326 @@
+// The remote layer's parts that need no server (label remote): URL redaction, the response
+// parsers, S3 configuration from the environment and the AWS files, and the disk cache (verification,
+// torn files, the bound, LRU order, two users of one folder).
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <map>
+#include <numeric>
+#include <thread>
+
+#include "gdfs/source.h"
+#include "remote/disk_cache.h"
+#include "remote/http_object.h"
+#include "remote/s3_config.h"
+#include "remote_util.h"
+
+namespace gdfs::test {
+namespace {
+
+using remote::DiskCache;
+
+TEST(RemoteUnits, UrlsForMessagesHideCredentials) {
+  EXPECT_EQ(url_for_messages("https://user:pa%40ss@host:8443/a/b.gdfs?X-Amz-Signature=abc#frag"),
+            "https://host:8443/a/b.gdfs");
+  EXPECT_EQ(url_for_messages("http://host/x?sig=1"), "http://host/x");
+  EXPECT_EQ(url_for_messages("http://u@h"), "http://h");
+  EXPECT_EQ(url_for_messages("http://a:b@c@host/p"), "http://host/p");
+  EXPECT_EQ(url_for_messages("s3://bucket/key/with/slashes.gdfs"), "s3://bucket/key/with/slashes.gdfs");
+  EXPECT_EQ(url_for_messages("/local/path?not-a-url"), "/local/path?not-a-url");
+  EXPECT_TRUE(is_url("http://h/x") && is_url("https://h/x") && is_url("s3://b/k"));
+  EXPECT_FALSE(is_url("ftp://h/x") || is_url("/srv/x.gdfs") || is_url("http:/x"));
+}
+
+TEST(RemoteUnits, ContentRangeAndEtags) {
+  uint64_t f = 0, l = 0, t = 0;
+  EXPECT_TRUE(remote::parse_content_range("bytes 0-511/4096", f, l, t));
+  EXPECT_EQ(f, 0u);
+  EXPECT_EQ(l, 511u);
+  EXPECT_EQ(t, 4096u);
+  EXPECT_TRUE(remote::parse_content_range("Bytes  10-10/11 ", f, l, t));
+  for (const char* bad : {"", "bytes */4096", "bytes 0-511/*", "bytes 5-4/10", "bytes 0-10/10", "items 0-1/2",
+                          "bytes 0-1/2x", "bytes -1/2", "bytes 0-18446744073709551616/5"})
+    EXPECT_FALSE(remote::parse_content_range(bad, f, l, t)) << bad;
+  EXPECT_TRUE(remote::same_etag("\"abc\"", "\"abc\""));
+  EXPECT_TRUE(remote::same_etag("W/\"abc\"", "\"abc\""));
+  EXPECT_FALSE(remote::same_etag("\"abc\"", "\"abd\""));
+  EXPECT_EQ(remote::parse_retry_after(" 3 "), 3);
+  EXPECT_EQ(remote::parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), -1);
+  EXPECT_EQ(remote::parse_retry_after(""), -1);
+  remote::ObjectIdentity id;
+  EXPECT_EQ(id.version(), "");
+  id.last_modified = "Mon, 23 Nov 2026 15:45:29 GMT";
+  EXPECT_EQ(id.version(), "last-modified Mon, 23 Nov 2026 15:45:29 GMT");
+  id.etag = "W/\"x\"";
+  EXPECT_FALSE(id.strong_etag());
+  EXPECT_EQ(id.version(), "etag W/\"x\"");
+}
+
+// An environment for resolve_s3: only what the test sets.
+struct Env {
+  std::map<std::string, std::string> vars;
+  remote::EnvLookup lookup() const {
+    return [this](const char* name) -> const char* {
+      auto it = vars.find(name);
+      return it == vars.end() ? nullptr : it->second.c_str();
+    };
+  }
+};
+
+TEST(RemoteUnits, S3FromTheEnvironment) {
+  Env env;
+  env.vars = {
+      {"AWS_ACCESS_KEY_ID", "AKIDEXAMPLE"}, {"AWS_SECRET_ACCESS_KEY", "s3cr3t"}, {"AWS_REGION", "eu-west-3"}};
+  auto t = remote::resolve_s3("s3://my-bucket/images/tree v1+x.gdfs", "", env.lookup());
+  EXPECT_EQ(t.url, "https://my-bucket.s3.eu-west-3.amazonaws.com/images/tree%20v1%2Bx.gdfs");
+  EXPECT_FALSE(t.path_style);
+  EXPECT_EQ(t.region, "eu-west-3");
+  EXPECT_EQ(t.access_key, "AKIDEXAMPLE");
+  EXPECT_EQ(t.secret_key, "s3cr3t");
+  EXPECT_EQ(t.where, "s3://my-bucket/images/tree v1+x.gdfs");
+  // Dots in the bucket: path style (a wildcard certificate covers one label only).
+  t = remote::resolve_s3("s3://my.bucket/k", "", env.lookup());
+  EXPECT_EQ(t.url, "https://s3.eu-west-3.amazonaws.com/my.bucket/k");
+  // An endpoint: path style unless told otherwise; AWS_ENDPOINT_URL_S3 wins over AWS_ENDPOINT_URL.
+  env.vars["AWS_ENDPOINT_URL"] = "http://127.0.0.1:9000/";
+  t = remote::resolve_s3("s3://bkt1/k", "", env.lookup());
+  EXPECT_EQ(t.url, "http://127.0.0.1:9000/bkt1/k");
+  env.vars["AWS_ENDPOINT_URL_S3"] = "https://minio.local:9443/prefix";
+  t = remote::resolve_s3("s3://bkt1/k", "", env.lookup());
+  EXPECT_EQ(t.url, "https://minio.local:9443/prefix/bkt1/k");
+  t = remote::resolve_s3("s3://b1x/k", "virtual", env.lookup());
+  EXPECT_EQ(t.url, "https://b1x.minio.local:9443/prefix/k");
+  env.vars["AWS_S3_ADDRESSING_STYLE"] = "virtual";
+  EXPECT_FALSE(remote::resolve_s3("s3://b1x/k", "", env.lookup()).path_style);
+  EXPECT_TRUE(remote::resolve_s3("s3://b1x/k", "path", env.lookup()).path_style);  // the option wins
+  // AWS_DEFAULT_REGION, then us-east-1.
+  env.vars.erase("AWS_REGION");
+  env.vars["AWS_DEFAULT_REGION"] = "ap-south-1";
+  EXPECT_EQ(remote::resolve_s3("s3://bkt1/k", "", env.lookup()).region, "ap-south-1");
+  env.vars.erase("AWS_DEFAULT_REGION");
+  EXPECT_EQ(remote::resolve_s3("s3://bkt1/k", "", env.lookup()).region, "us-east-1");
+  // A session token travels with its keys.
+  env.vars["AWS_SESSION_TOKEN"] = "tok";
+  EXPECT_EQ(remote::resolve_s3("s3://bkt1/k", "", env.lookup()).session_token, "tok");
+  // No credentials at all: unsigned requests (public buckets).
+  Env anon;
+  t = remote::resolve_s3("s3://public-data/k", "", anon.lookup());
+  EXPECT_TRUE(t.access_key.empty() && t.secret_key.empty());
+  // Refused: no key, a bad bucket, a bad style, a virtual host that cannot be.
+  for (const char* bad : {"s3://bucket", "s3://bucket/", "s3:///key", "s3://b?u/k", "s3://a b/k"})
+    EXPECT_THROW(remote::resolve_s3(bad, "", anon.lookup()), std::invalid_argument) << bad;
+  EXPECT_THROW(remote::resolve_s3("s3://b/k", "sideways", anon.lookup()), std::invalid_argument);
+  EXPECT_THROW(remote::resolve_s3("s3://Upper_Case/k", "virtual", anon.lookup()), std::invalid_argument);
+  EXPECT_TRUE(remote::resolve_s3("s3://Upper_Case/k", "", anon.lookup()).path_style);
+}
+
+TEST(RemoteUnits, S3FromTheAwsFiles) {
+  const std::string dir = fresh_dir("aws");
+  {
+    std::ofstream c(dir + "/credentials");
+    c << "[default]\naws_access_key_id = DEFKEY\naws_secret_access_key = defsecret\n\n"
+         "# a comment\n[ci]\naws_access_key_id=CIKEY\naws_secret_access_key=cisecret\naws_session_token = "
+         "citoken\n";
+    std::ofstream f(dir + "/config");
+    f << "[default]\nregion = eu-north-1\n\n[profile ci]\nregion = us-west-2\nservices = local\n"
+         "s3 =\n  addressing_style = virtual\n\n[services local]\ns3 =\n  endpoint_url = "
+         "http://127.0.0.1:9999\n"
+         "\n[profile sso]\nsso_start_url = https://example.invalid/start\n";
+  }
+  Env env;
+  env.vars = {{"AWS_SHARED_CREDENTIALS_FILE", dir + "/credentials"}, {"AWS_CONFIG_FILE", dir + "/config"}};
+  auto t = remote::resolve_s3("s3://bkt/k", "", env.lookup());
+  EXPECT_EQ(t.access_key, "DEFKEY");
+  EXPECT_EQ(t.secret_key, "defsecret");
+  EXPECT_EQ(t.region, "eu-north-1");
+  EXPECT_EQ(t.url, "https://bkt.s3.eu-north-1.amazonaws.com/k");
+  env.vars["AWS_PROFILE"] = "ci";
+  t = remote::resolve_s3("s3://bkt/k", "", env.lookup());
+  EXPECT_EQ(t.access_key, "CIKEY");
+  EXPECT_EQ(t.session_token, "citoken");
+  EXPECT_EQ(t.region, "us-west-2");
+  EXPECT_EQ(t.url, "http://bkt.127.0.0.1:9999/k");  // the profile asked for virtual hosts
+  // The environment's keys win over the files'.
+  env.vars["AWS_ACCESS_KEY_ID"] = "ENVKEY";
+  env.vars["AWS_SECRET_ACCESS_KEY"] = "envsecret";
+  EXPECT_EQ(remote::resolve_s3("s3://bkt/k", "", env.lookup()).access_key, "ENVKEY");
+  // A profile that does not exist, or one that needs what we do not support, is an error that says so.
+  env.vars = {{"AWS_SHARED_CREDENTIALS_FILE", dir + "/credentials"},
+              {"AWS_CONFIG_FILE", dir + "/config"},
+              {"AWS_PROFILE", "nope"}};
+  EXPECT_THROW(remote::resolve_s3("s3://bkt/k", "", env.lookup()), std::invalid_argument);
+  env.vars["AWS_PROFILE"] = "sso";
+  try {
+    remote::resolve_s3("s3://bkt/k", "", env.lookup());
+    ADD_FAILURE() << "an SSO profile was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("sso_start_url"), std::string::npos) << e.what();
+  }
+  // HOME/.aws is where they are by default.
+  const std::string home = fresh_dir("home");
+  mkdir((home + "/.aws").c_str(), 0755);
+  std::ofstream(home + "/.aws/credentials")
+      << "[default]\naws_access_key_id=HOMEKEY\naws_secret_access_key=h\n";
+  Env h;
+  h.vars = {{"HOME", home}};
+  EXPECT_EQ(remote::resolve_s3("s3://bkt/k", "", h.lookup()).access_key, "HOMEKEY");
+}
+
+TEST(RemoteUnits, IniNestedBlocks) {
+  const auto ini = remote::parse_ini(
+      "top = ignored\n[a]\nk = v\n; c\ns3 =\n  x = 1\n\ty = 2\nafter = 3\n  z = 4\n[b]\n[broken\nkey\n");
+  EXPECT_EQ(ini.at("a").at("k"), "v");
+  EXPECT_EQ(ini.at("a").at("s3.x"), "1");
+  EXPECT_EQ(ini.at("a").at("s3.y"), "2");
+  EXPECT_EQ(ini.at("a").at("after"), "3");
+  EXPECT_EQ(ini.at("a").count("s3.z"), 0u);  // "after" closed the nested block
+  EXPECT_EQ(ini.count("b"), 1u);
+  EXPECT_EQ(ini.count(""), 0u);
+}
+
+// ---- the disk cache --------------------------------------------------------------------------------------
+
+constexpr uint32_t kBlock = 4096;
+
+std::vector<uint8_t> block_bytes(uint64_t index, uint32_t len) {
+  std::vector<uint8_t> b(len);
+  for (uint32_t i = 0; i < len; ++i) b[i] = static_cast<uint8_t>(index * 131 + i * 7);
+  return b;
+}
+
+struct Warnings {
+  std::vector<std::string> lines;
+  std::mutex mu;
+  std::function<void(std::string_view)> fn() {
+    return [this](std::string_view l) {
+      std::lock_guard lock(mu);
+      lines.emplace_back(l);
+    };
+  }
+};
+
+TEST(RemoteUnits, DiskCacheStoresVerifiesAndRefusesDamage) {
+  const std::string dir = fresh_dir("cache");
+  Warnings w;
+  const uint64_t size = 10 * kBlock + 123;  // a short last block
+  DiskCache c(dir, 1 << 20, "http://h/x\netag \"1\"\nsize 41083", size, kBlock, w.fn());
+  EXPECT_EQ(c.block_count(), 11u);
+  EXPECT_EQ(c.block_length(10), 123u);
+  std::vector<uint8_t> got(kBlock);
+  EXPECT_FALSE(c.get(3, got.data()));
+  for (uint64_t i = 0; i < 11; ++i) c.put(i, block_bytes(i, c.block_length(i)).data());
+  for (uint64_t i = 0; i < 11; ++i) {
+    got.assign(c.block_length(i), 0);
+    ASSERT_TRUE(c.get(i, got.data())) << i;
+    EXPECT_EQ(got, block_bytes(i, c.block_length(i))) << i;
+  }
+  const auto files = files_named(dir, ".blk");
+  ASSERT_EQ(files.size(), 11u);
+  EXPECT_EQ(c.bytes(), 10 * (kBlock + DiskCache::kHeaderSize) + 123 + DiskCache::kHeaderSize);
+  // A flipped data byte, a flipped header byte, a torn (short) file and an empty one: each is detected,
+  // deleted and reported, never returned.
+  auto flip = [](const std::string& f, off_t at) {
+    const int fd = open(f.c_str(), O_RDWR);
+    uint8_t b = 0;
+    ASSERT_EQ(pread(fd, &b, 1, at), 1);
+    b ^= 1;
+    ASSERT_EQ(pwrite(fd, &b, 1, at), 1);
+    close(fd);
+  };
+  flip(files[1], DiskCache::kHeaderSize + 100);
+  flip(files[2], 20);
+  ASSERT_EQ(truncate(files[3].c_str(), DiskCache::kHeaderSize + 10), 0);
+  ASSERT_EQ(truncate(files[4].c_str(), 0), 0);
+  for (uint64_t i = 1; i <= 4; ++i) {
+    EXPECT_FALSE(c.get(i, got.data())) << i;
+    EXPECT_NE(access(files[i].c_str(), F_OK), 0) << "a damaged file was kept: " << files[i];
+  }
+  EXPECT_EQ(c.counters().corrupt.load(), 4u);
+  EXPECT_FALSE(w.lines.empty());
+  // Rewritten, they are good again.
+  c.put(1, block_bytes(1, kBlock).data());
+  got.assign(kBlock, 0);
+  EXPECT_TRUE(c.get(1, got.data()));
+  EXPECT_EQ(got, block_bytes(1, kBlock));
+  // Another version of the object (a new ETag) never sees these blocks, and a reopen of the same one
+  // does, with nothing left behind by the writes.
+  DiskCache other(dir, 1 << 20, "http://h/x\netag \"2\"\nsize 41083", size, kBlock, w.fn());
+  EXPECT_FALSE(other.get(0, got.data()));
+  DiskCache again(dir, 1 << 20, "http://h/x\netag \"1\"\nsize 41083", size, kBlock, w.fn());
+  EXPECT_TRUE(again.get(0, got.data()));
+  EXPECT_TRUE(files_named(dir, "").size() == files_named(dir, ".blk").size() + 2)  // + the two "object" files
+      << "temporary files left behind";
+}
+
+TEST(RemoteUnits, DiskCacheBoundEvictsLeastRecentlyUsed) {
+  const std::string dir = fresh_dir("cache");
+  Warnings w;
+  const uint64_t file = kBlock + DiskCache::kHeaderSize;
+  const uint64_t bound = 10 * file;
+  DiskCache c(dir, bound, "http://h/y\netag \"1\"\nsize 409600", 100 * kBlock, kBlock, w.fn());
+  std::vector<uint8_t> got(kBlock);
+  for (uint64_t i = 0; i < 10; ++i) c.put(i, block_bytes(i, kBlock).data());
+  EXPECT_EQ(files_named(dir, ".blk").size(), 10u);  // exactly the bound: nothing evicted yet
+  EXPECT_EQ(c.counters().evictions.load(), 0u);
+  // Use block 0 (it becomes the most recent), then add more: block 1.. go first, 0 stays.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_TRUE(c.get(0, got.data()));
+  for (uint64_t i = 10; i < 14; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    c.put(i, block_bytes(i, kBlock).data());
+  }
+  EXPECT_LE(files_named(dir, ".blk").size() * file, bound);
+  EXPECT_GT(c.counters().evictions.load(), 0u);
+  EXPECT_TRUE(c.get(0, got.data())) << "the most recently used block was evicted";
+  EXPECT_FALSE(c.get(1, got.data())) << "the least recently used block was kept";
+  EXPECT_TRUE(c.get(13, got.data()));
+  // Two users of one folder (two mounts): each keeps its own index, rescans before evicting, and the
+  // folder stays near the bound.
+  DiskCache a(dir, bound, "http://h/z\netag \"1\"\nsize 409600", 100 * kBlock, kBlock, w.fn());
+  DiskCache b(dir, bound, "http://h/w\netag \"1\"\nsize 409600", 100 * kBlock, kBlock, w.fn());
+  std::thread ta([&] {
+    for (uint64_t i = 0; i < 60; ++i) a.put(i, block_bytes(i, kBlock).data());
+  });
+  std::thread tb([&] {
+    for (uint64_t i = 0; i < 60; ++i) b.put(i, block_bytes(i + 7, kBlock).data());
+  });
+  ta.join();
+  tb.join();
+  // Each user adds at most a tenth of the bound and one block between its rescans (disk_cache.h).
+  EXPECT_LE(files_named(dir, ".blk").size() * file, bound / 10 * 9 + 2 * (bound / 10 + file));
+  // Whatever survived is intact.
+  size_t good = 0;
+  for (uint64_t i = 0; i < 60; ++i) {
+    if (a.get(i, got.data())) {
+      EXPECT_EQ(got, block_bytes(i, kBlock));
+      ++good;
+    }
+    if (b.get(i, got.data())) {
+      EXPECT_EQ(got, block_bytes(i + 7, kBlock));
+      ++good;
+    }
+  }
+  EXPECT_GT(good, 0u);
+  EXPECT_EQ(a.counters().corrupt.load() + b.counters().corrupt.load(), 0u);
+}
+
+TEST(RemoteUnits, DiskCacheTooSmallOrUnwritable) {
+  Warnings w;
+  const std::string dir = fresh_dir("cache");
+  DiskCache tiny(dir, kBlock, "http://h/t\netag \"1\"\nsize 40960", 10 * kBlock, kBlock, w.fn());
+  tiny.put(0, block_bytes(0, kBlock).data());
+  EXPECT_TRUE(files_named(dir, ".blk").empty());
+  EXPECT_FALSE(w.lines.empty());  // said once that nothing will be cached
+  if (geteuid() != 0) {           // root writes anywhere
+    const std::string ro = fresh_dir("readonly");
+    chmod(ro.c_str(), 0555);
+    EXPECT_THROW(DiskCache(ro + "/sub", 1 << 20, "x", 1, kBlock, w.fn()), ImageError);
+  }
+  EXPECT_THROW(DiskCache("/proc/gdfs-no-such-dir", 1 << 20, "x", 1, kBlock, w.fn()), ImageError);
+}
+
+}  // namespace
+}  // namespace gdfs::test
