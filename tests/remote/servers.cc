@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <nlohmann/json.hpp>
@@ -215,8 +216,19 @@ Nginx::Nginx(const std::string& dir, const std::string& servers, const std::vect
 }
 
 std::vector<Nginx::Request> Nginx::requests(const std::string& log) const {
+  // nginx appends a request's line after its response has gone out, so a client can be ahead of the
+  // log: wait until the log has not grown for 100 ms (at most 3 s) before reading it.
+  const std::string path = dir_ + "/logs/" + log;
+  std::error_code ec;
+  uintmax_t size = std::filesystem::file_size(path, ec);
+  for (int quiet = 0, waited = 0; quiet < 2 && waited < 60; ++waited) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const uintmax_t now = std::filesystem::file_size(path, ec);
+    quiet = now == size ? quiet + 1 : 0;
+    size = now;
+  }
   std::vector<Request> out;
-  std::ifstream f(dir_ + "/logs/" + log);
+  std::ifstream f(path);
   for (std::string line; std::getline(f, line);) {
     Request r;
     std::istringstream s(line);
