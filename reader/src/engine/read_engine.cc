@@ -325,14 +325,20 @@ void ReadEngine::maybe_readahead(uint32_t ino, uint64_t offset, uint64_t end, Re
 }
 
 std::string ReadEngine::report(uint32_t ino, uint64_t index, uint64_t entry, std::string_view what) {
+  {
+    std::lock_guard lock(report_mu_);
+    if (auto it = lines_.find({entry, ino, std::string(what)}); it != lines_.end()) return it->second;
+    if (lines_.size() >= kMaxReported) return image_.describe(ino, index, what);  // past the bound: no path
+  }
+  std::string line = image_.describe(ino, index, what);
+  const std::string path = path_of(image_, ino);  // a scan of the directories: once per (page, file)
+  if (!path.empty()) line += " [path " + path + "]";
   bool first;
   {
     std::lock_guard lock(report_mu_);
-    first = reported_.size() < kMaxReported && reported_.insert(entry).second;
+    lines_.emplace(std::tuple{entry, ino, std::string(what)}, line);
+    first = reported_.insert(entry).second;
   }
-  std::string line = image_.describe(ino, index, what);
-  const std::string path = path_of(image_, ino);
-  if (!path.empty()) line += " [path " + path + "]";
   if (first) log_line(LogLevel::kError, line);
   return line;
 }

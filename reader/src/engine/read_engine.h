@@ -6,11 +6,13 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <set>
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "engine/decode_scheduler.h"
@@ -142,6 +144,10 @@ class ReadEngine {
 
   std::mutex report_mu_;
   std::set<uint64_t> reported_;  // page entries already logged, so a bad page logs once
+  // The line for (page entry, inode, what), so that reads retrying a bad page do not scan the directories
+  // for its path each time (a page shared by several files names each file; a transient read error and
+  // a later checksum error are told apart).
+  std::map<std::tuple<uint64_t, uint32_t, std::string>, std::string> lines_;
 
   std::mutex ahead_mu_;
   std::condition_variable ahead_cv_;
