@@ -125,6 +125,7 @@ void Reader::Impl::start() {
     // stored pages rather than send another request.
     if (eo.readahead_bytes) eo.readahead_bytes = std::max<uint64_t>(eo.readahead_bytes, kRemoteReadahead);
     eo.max_gap = 64 << 10;
+    eo.image_prefetch = eo.readahead_bytes != 0;  // readahead off means no reading ahead of any kind
   }
   engine::DecodeScheduler& sched = gpu_scheduler ? *gpu_scheduler : *cpu_scheduler;
   engine = std::make_unique<engine::ReadEngine>(*image, *cache, *fetcher, sched, *pool, stats, eo);

@@ -295,3 +295,73 @@ TEST_F(Engine, PathOfNamesFiles) {
 
 }  // namespace
 }  // namespace gdfs::engine
+
+// ---- ImagePrefetch: when a remote image is read ahead of a walk --------------------------------------
+
+namespace {
+using gdfs::engine::ImagePrefetch;
+constexpr uint64_t kMiB = 1 << 20;
+}  // namespace
+
+TEST(ImagePrefetch, AWalkIsPrefetchedAfterThreeFetchesInARowAndTheWindowDoublesUpToTheCap) {
+  ImagePrefetch p(1000 * kMiB);
+  EXPECT_EQ(p.on_fetch(0, 10000, 8 * kMiB).length, 0u);      // the first fetch: no walk yet
+  EXPECT_EQ(p.on_fetch(10000, 30000, 8 * kMiB).length, 0u);  // one in a row
+  const auto s = p.on_fetch(30000, 50000, 8 * kMiB);         // two in a row: a walk
+  EXPECT_EQ(s.offset, 50000u);
+  EXPECT_EQ(s.length, ImagePrefetch::kFirstWindow);
+  // The walk goes on inside the prefetched stretch: the window doubles, refills come in half windows.
+  uint64_t ahead = s.offset + s.length, at = 50000;
+  std::vector<uint64_t> windows;
+  for (int i = 0; i < 400; ++i) {
+    const auto t = p.on_fetch(at, at + 40000, 8 * kMiB);
+    at += 40000;
+    if (t.length == 0) continue;
+    EXPECT_EQ(t.offset, ahead) << "stretches follow each other without gaps or overlaps";
+    EXPECT_GE(t.length, p.window() / 2);
+    ahead = t.offset + t.length;
+    windows.push_back(p.window());
+  }
+  ASSERT_FALSE(windows.empty());
+  EXPECT_EQ(windows.back(), 8 * kMiB) << "the window grows to the source's cap and no further";
+  EXPECT_LE(ahead, at + 8 * kMiB);
+  EXPECT_GT(ahead, at) << "the stretch stays ahead of the reader";
+}
+
+TEST(ImagePrefetch, RandomFetchesPrefetchNothing) {
+  ImagePrefetch p(1000 * kMiB);
+  // Each fetch at least a MiB from where the one before ended, backwards and forwards.
+  const uint64_t at[] = {0, 200, 5, 400, 100, 300, 7, 250, 60, 600, 30, 900};
+  for (uint64_t m : at) EXPECT_EQ(p.on_fetch(m * kMiB, m * kMiB + 65536, 32 * kMiB).length, 0u) << m;
+  EXPECT_EQ(p.window(), 0u);
+}
+
+TEST(ImagePrefetch, ASeekStartsOverAndTheImageEndBoundsTheStretch) {
+  ImagePrefetch p(3 * kMiB);
+  p.on_fetch(0, 4096, 32 * kMiB);
+  p.on_fetch(4096, 8192, 32 * kMiB);
+  EXPECT_GT(p.on_fetch(8192, 12288, 32 * kMiB).length, 0u);
+  // A seek to elsewhere: nothing until that reader has followed itself twice.
+  EXPECT_EQ(p.on_fetch(2 * kMiB, 2 * kMiB + 4096, 32 * kMiB).length, 0u);
+  EXPECT_EQ(p.window(), 0u);
+  EXPECT_EQ(p.on_fetch(2 * kMiB + 4096, 2 * kMiB + 8192, 32 * kMiB).length, 0u);
+  const auto s = p.on_fetch(2 * kMiB + 8192, 2 * kMiB + 12288, 32 * kMiB);
+  EXPECT_EQ(s.offset, 2 * kMiB + 12288);
+  EXPECT_EQ(s.offset + s.length, std::min<uint64_t>(3 * kMiB, s.offset + ImagePrefetch::kFirstWindow));
+  // Reaching the end of the image: never past it.
+  for (uint64_t at = s.offset; at < 3 * kMiB; at += 65536) {
+    const auto t = p.on_fetch(at, std::min<uint64_t>(3 * kMiB, at + 65536), 32 * kMiB);
+    EXPECT_LE(t.offset + t.length, 3 * kMiB);
+  }
+}
+
+TEST(ImagePrefetch, ConcurrentReadersSlightlyOutOfOrderStillMakeAWalk) {
+  ImagePrefetch p(1000 * kMiB);
+  // Two threads' fetches interleaved: each starts up to a page behind the furthest end seen.
+  uint64_t got = 0;
+  for (uint64_t i = 0; i < 40; ++i) {
+    const uint64_t start = i * 65536 - (i % 2 ? 65536 : 0);
+    got += p.on_fetch(i % 2 ? start : i * 65536, i * 65536 + 65536, 32 * kMiB).length;
+  }
+  EXPECT_GT(got, 4 * kMiB);
+}

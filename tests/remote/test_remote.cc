@@ -145,6 +145,63 @@ TEST(RemoteHttp, SixteenConcurrentReadersThroughOneReader) {
   EXPECT_EQ(counter(*r, "remote_failures"), 0u);
 }
 
+// Waits until a reader's background requests (readahead) have stopped: its request count holds still.
+void settle(Reader& r) {
+  uint64_t last = counter(r, "remote_requests");
+  for (int still = 0; still < 3;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const uint64_t now = counter(r, "remote_requests");
+    still = now == last ? still + 1 : 0;
+    last = now;
+  }
+}
+
+// A walk through many small files (tar, cp -r) reads the image front to back a few KiB at a time: the
+// stretch after it is prefetched, so the walk costs a few requests instead of one per file, and the
+// bytes are the same. Random reads far apart prefetch nothing.
+TEST(RemoteHttp, AWalkThroughSmallFilesIsPrefetchedAndRandomReadsAreNot) {
+  const TestImage& img = data_image();
+  WebServer web;
+  REQUIRE_SERVER(*web.nginx);
+  auto walk = [&](uint64_t readahead) {
+    ReaderOptions o = quiet_options();
+    o.readahead = readahead;
+    auto r = Reader::open(web.http_url(img.name), o);
+    const uint64_t at_open = counter(*r, "remote_requests");
+    size_t files = 0;
+    for (const auto& e : r->list("/small")) {
+      EXPECT_TRUE(same_file(*r, img, "/small/" + e.name)) << e.name;
+      ++files;
+    }
+    EXPECT_EQ(files, 60u);
+    settle(*r);
+    return std::pair{counter(*r, "remote_requests") - at_open, counter(*r, "prefetch_hits")};
+  };
+  const auto [plain, plain_hits] = walk(0);
+  const auto [ahead, ahead_hits] = walk(4 << 20);
+  std::cout << "[          ] 60 small files: " << plain << " requests without readahead, " << ahead
+            << " with (" << ahead_hits << " reads from prefetched stretches)\n";
+  EXPECT_EQ(plain_hits, 0u) << "readahead 0 turns prefetching off too";
+  EXPECT_GT(ahead_hits, 20u);
+  EXPECT_LE(ahead, 12u);
+  EXPECT_LT(2 * ahead, plain);
+  EXPECT_EQ(counter(*Reader::open(web.http_url(img.name), quiet_options()), "prefetch_bytes"), 0u);
+
+  // 4 KiB reads of the incompressible file, each at least 1 MiB from the one before.
+  auto r = Reader::open(web.http_url(img.name), quiet_options());
+  const auto local = read_bytes(img.src + "/random");
+  const uint64_t order[] = {0, 2, 1, 3, 0, 2, 1, 3};
+  uint64_t k = 0;
+  for (uint64_t m : order) {
+    const uint64_t off = m * (1 << 20) + (k++ % 4) * 200000;
+    std::vector<uint8_t> buf(4096);
+    ASSERT_EQ(r->read("/random", off, buf.size(), buf.data()), buf.size());
+    EXPECT_TRUE(std::equal(buf.begin(), buf.end(), local.begin() + off));
+  }
+  settle(*r);
+  EXPECT_EQ(counter(*r, "prefetch_bytes"), 0u);
+}
+
 TEST(RemoteHttp, InspectCommandsTakeUrls) {
   const TestImage& img = edge_image();
   WebServer web;

@@ -6,14 +6,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <fstream>
 #include <map>
 #include <numeric>
+#include <random>
 #include <thread>
 
 #include "gdfs/source.h"
 #include "remote/disk_cache.h"
 #include "remote/http_object.h"
+#include "remote/prefetch_store.h"
 #include "remote/s3_config.h"
 #include "remote_util.h"
 
@@ -324,3 +327,114 @@ TEST(RemoteUnits, DiskCacheTooSmallOrUnwritable) {
 
 }  // namespace
 }  // namespace gdfs::test
+
+// ---- The prefetch store and the link estimate ----------------------------------------------------------
+
+namespace {
+std::vector<uint8_t> pattern(size_t n) {
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>(i * 7 + i / 251);
+  return v;
+}
+}  // namespace
+
+TEST(RemoteUnits, PrefetchStoreServesHeldChunksAndWaitsForOnesInFlight) {
+  const auto image = pattern(10000);
+  gdfs::remote::PrefetchStore store(image.size(), 1024, 1 << 20);
+  std::vector<uint8_t> out(3000);
+  EXPECT_FALSE(store.copy(100, 3000, out.data())) << "nothing held yet";
+  auto claims = store.claim(1000, 4000);  // chunks 0..4
+  ASSERT_EQ(claims.size(), 5u);
+  EXPECT_EQ(claims.front().first, 0u);
+  EXPECT_TRUE(store.claim(1500, 100).empty()) << "a chunk in flight is not claimed twice";
+  // A reader of chunks 1..3 waits until they arrive.
+  std::atomic<bool> copied{false};
+  std::thread reader([&] { copied = store.copy(1100, 3000, out.data()); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(copied.load());
+  for (auto& [i, c] : claims) store.finish(i, c, image.data() + i * 1024);
+  reader.join();
+  ASSERT_TRUE(copied.load());
+  EXPECT_TRUE(std::equal(out.begin(), out.end(), image.begin() + 1100));
+  EXPECT_EQ(store.hits(), 1u);
+  // The last chunk is short; a range past the image is refused.
+  auto tail = store.claim(9500, 500);
+  ASSERT_EQ(tail.size(), 1u);
+  EXPECT_EQ(store.chunk_length(tail[0].first), 10000u - 9 * 1024);
+  store.finish(tail[0].first, tail[0].second, image.data() + 9 * 1024);
+  std::vector<uint8_t> end(300);
+  EXPECT_TRUE(store.copy(9700, 300, end.data()));
+  EXPECT_TRUE(std::equal(end.begin(), end.end(), image.begin() + 9700));
+  EXPECT_FALSE(store.copy(9800, 300, end.data()));
+}
+
+TEST(RemoteUnits, PrefetchStoreForgetsFailedChunksAndStaysWithinItsCapacity) {
+  const auto image = pattern(64 * 1024);
+  gdfs::remote::PrefetchStore store(image.size(), 1024, 8 * 1024);
+  auto claims = store.claim(0, 2048);
+  ASSERT_EQ(claims.size(), 2u);
+  std::atomic<int> result{-1};
+  std::vector<uint8_t> out(2048);
+  std::thread reader([&] { result = store.copy(0, 2048, out.data()); });
+  store.finish(claims[0].first, claims[0].second, image.data());
+  store.finish(claims[1].first, claims[1].second, nullptr);              // its fetch failed
+  store.finish(claims[1].first, claims[1].second, image.data() + 1024);  // a second finish: no effect
+  reader.join();
+  EXPECT_EQ(result.load(), 0) << "a reader that waited on a failed chunk fetches for itself";
+  EXPECT_EQ(store.held_bytes(), 1024u);
+  ASSERT_EQ(store.claim(1024, 1024).size(), 1u) << "a failed chunk can be claimed again";
+  // In-flight chunks fill the capacity: claims stop there rather than push them out.
+  gdfs::remote::PrefetchStore small(image.size(), 1024, 4 * 1024);
+  auto a = small.claim(0, 16 * 1024);
+  EXPECT_EQ(a.size(), 4u);
+  for (auto& [i, c] : a) small.finish(i, c, image.data() + i * 1024);
+  // Held chunks are evicted oldest first for new ones.
+  auto b = small.claim(8 * 1024, 2048);
+  ASSERT_EQ(b.size(), 2u);
+  for (auto& [i, c] : b) small.finish(i, c, image.data() + i * 1024);
+  EXPECT_LE(small.held_bytes(), 4u * 1024);
+  std::vector<uint8_t> x(1024);
+  EXPECT_FALSE(small.copy(0, 1024, x.data())) << "the oldest chunk went first";
+  EXPECT_TRUE(small.copy(3 * 1024, 1024, x.data()));
+  EXPECT_TRUE(std::equal(x.begin(), x.end(), image.begin() + 3 * 1024));
+  EXPECT_TRUE(small.copy(8 * 1024, 2048, out.data()));
+}
+
+TEST(RemoteUnits, PrefetchStoreUnderManyThreads) {
+  const auto image = pattern(1 << 20);
+  gdfs::remote::PrefetchStore store(image.size(), 4096, 256 << 10);
+  std::atomic<size_t> wrong{0}, hits{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t)
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(t);
+      std::vector<uint8_t> buf(10000);
+      for (int k = 0; k < 2000; ++k) {
+        const uint64_t off = rng() % (image.size() - buf.size());
+        if (t % 2) {  // prefetchers: some fetches fail
+          for (auto& [i, c] : store.claim(off, 3 * 4096))
+            store.finish(i, c, rng() % 5 ? image.data() + i * 4096 : nullptr);
+        } else if (store.copy(off, buf.size(), buf.data())) {
+          ++hits;
+          if (!std::equal(buf.begin(), buf.end(), image.begin() + off)) ++wrong;
+        }
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0u);
+  EXPECT_GT(hits.load(), 0u);
+  EXPECT_LE(store.held_bytes(), 256u << 10);
+}
+
+TEST(RemoteUnits, LinkEstimateFollowsRecentTransfers) {
+  gdfs::remote::LinkEstimate link;
+  EXPECT_EQ(link.latency_s(), 0.0);
+  EXPECT_EQ(link.bytes_per_s(), 0.0);
+  link.add(0.050, 0.051, 4096);  // small: sets the latency only
+  EXPECT_DOUBLE_EQ(link.latency_s(), 0.050);
+  EXPECT_EQ(link.bytes_per_s(), 0.0);
+  link.add(0.050, 0.150, 10 << 20);  // 10 MiB in 0.1 s after the first byte
+  EXPECT_NEAR(link.bytes_per_s(), (10 << 20) / 0.1, 1.0);
+  for (int i = 0; i < 50; ++i) link.add(0.010, 0.011, 1000);
+  EXPECT_NEAR(link.latency_s(), 0.010, 0.001) << "the average follows the link as it changes";
+}

@@ -48,6 +48,19 @@ class Source {
   virtual const char* kind() const = 0;
   // A local file's descriptor, which the io_uring fetcher reads directly; -1 for other sources.
   virtual int fd() const { return -1; }
+  // Reads [offset, offset + length) ahead of need into memory the source keeps (bounded), so that a
+  // read() of those bytes soon after needs no request of its own; a stretch already held or being read is
+  // not read again. Blocking: the engine calls it from a background thread when a reader goes through the
+  // image in order (a tree walk crossing files). Never throws for a failed fetch: the bytes are then
+  // simply not held, and read() fetches them itself. Returns the bytes it fetched.
+  virtual uint64_t prefetch(uint64_t offset, uint64_t length) {
+    (void)offset;
+    (void)length;
+    return 0;
+  }
+  // How far ahead prefetch() is worth calling, from what the source measured of its link (latency times
+  // bandwidth); 0 for sources that keep nothing (local files: the kernel's page cache reads ahead).
+  virtual uint64_t prefetch_window() const { return 0; }
   // The source's own counters for the reader's statistics (remote: requests, retries, disk cache hits),
   // as name/value pairs; none for local sources. Never anything secret.
   virtual std::vector<std::pair<std::string, uint64_t>> counters() const { return {}; }

@@ -24,7 +24,10 @@ ReadEngine::ReadEngine(const Image& image, PageCache& cache, Fetcher& fetcher, D
       decoder_(decoder),
       pool_(pool),
       stats_(stats),
-      opt_(options) {}
+      opt_(options) {
+  if (opt_.image_prefetch && image_.source().prefetch_window() > 0)
+    prefetch_ = std::make_unique<ImagePrefetch>(image_.source().size());
+}
 
 ReadEngine::~ReadEngine() {
   wait_readahead();
@@ -204,6 +207,35 @@ void ReadEngine::hint_following(const FetchPlan& plan) const {
                   POSIX_FADV_WILLNEED);
 }
 
+template <typename F>
+bool ReadEngine::submit_ahead(F task) {
+  if (pool_.backlog() > 2 * pool_.size()) return false;  // saturated: readers come first
+  {
+    std::lock_guard lock(ahead_mu_);
+    ++ahead_tasks_;
+  }
+  pool_.submit([this, task = std::move(task)]() mutable {
+    try {
+      task();
+    } catch (...) {
+      // Readahead is an optimisation: a failure here shows up, and is reported, when the page is read.
+    }
+    std::lock_guard lock(ahead_mu_);
+    if (--ahead_tasks_ == 0) ahead_cv_.notify_all();
+  });
+  return true;
+}
+
+void ReadEngine::prefetch_following(const FetchPlan& plan) {
+  if (plan.ranges.empty()) return;
+  const ReadRange& last = plan.ranges.back();
+  const ImagePrefetch::Stretch s = prefetch_->on_fetch(plan.ranges.front().offset, last.offset + last.length,
+                                                       image_.source().prefetch_window());
+  if (s.length == 0) return;
+  // Dropped when saturated: the readers then fetch for themselves, and the next fetch schedules again.
+  submit_ahead([this, s] { image_.source().prefetch(s.offset, s.length); });
+}
+
 void ReadEngine::load(std::span<Want*> claimed) {
   std::vector<uint8_t> done(claimed.size(), 0);  // claims already completed, one byte per claim
   auto fail = [&](size_t i) {
@@ -226,7 +258,10 @@ void ReadEngine::load(std::span<Want*> claimed) {
       if (plan.pages[r] > 1) Stats::add(stats_.coalesced_reads);
     }
     fetcher_.fetch(plan.ranges);
-    if (opt_.image_readahead) hint_following(plan);
+    if (prefetch_)
+      prefetch_following(plan);
+    else if (opt_.image_readahead)
+      hint_following(plan);
 
     std::vector<DecodeJob> jobs;
     std::vector<size_t> claim_of;  // job -> index into `claimed`
@@ -303,24 +338,13 @@ void ReadEngine::maybe_readahead(uint32_t ino, uint64_t offset, uint64_t end, Re
     // Schedule in half-window steps so each readahead batch is big enough to decode in parallel.
     if (from >= limit || (limit - from < window / 2 && limit < pages)) return;
   } while (!state.ahead_until.compare_exchange_weak(seen, limit));
-  if (pool_.backlog() > 2 * pool_.size()) return;  // saturated: readers come first
-  {
-    std::lock_guard lock(ahead_mu_);
-    ++ahead_tasks_;
-  }
-  pool_.submit([this, ino, from, limit] {
-    try {
-      std::vector<Want> wants;
-      for (uint64_t i = from; i < limit; ++i) {
-        PageRef ref = image_.page_ref(ino, i);
-        if (ref.kind != PageRef::kHole) wants.push_back(Want{ref.entry, i, {}});
-      }
-      resolve(wants, true);
-    } catch (...) {
-      // Readahead is an optimisation: a failure here shows up, and is reported, when the page is read.
+  submit_ahead([this, ino, from, limit] {
+    std::vector<Want> wants;
+    for (uint64_t i = from; i < limit; ++i) {
+      PageRef ref = image_.page_ref(ino, i);
+      if (ref.kind != PageRef::kHole) wants.push_back(Want{ref.entry, i, {}});
     }
-    std::lock_guard lock(ahead_mu_);
-    if (--ahead_tasks_ == 0) ahead_cv_.notify_all();
+    resolve(wants, true);
   });
 }
 

@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <span>
@@ -17,6 +18,7 @@
 
 #include "engine/decode_scheduler.h"
 #include "engine/fetcher.h"
+#include "engine/image_prefetch.h"
 #include "engine/page_cache.h"
 #include "engine/stats.h"
 #include "engine/thread_pool.h"
@@ -29,6 +31,7 @@ struct EngineOptions {
   uint32_t max_gap = 4096;               // coalesce two stored pages when at most this many bytes apart
   uint32_t max_fetch = 4 << 20;          // but never into one read larger than this
   uint32_t image_readahead = 256 << 10;  // after each fetch, hint the kernel to read this much further
+  bool image_prefetch = false;           // sources that keep prefetched bytes: read ahead of tree walks
 };
 
 // Per open file: where the last read ended and how far readahead has been scheduled.
@@ -130,6 +133,12 @@ class ReadEngine {
   int slices_of(const Extent& x, std::span<const PageRef> refs, std::span<const Want> wants,
                 std::vector<Slice>& out, std::string& message);
   void hint_following(const FetchPlan& plan) const;
+  // Remote sources: has the source read the stretch after a walk through the image (ImagePrefetch).
+  void prefetch_following(const FetchPlan& plan);
+  // Runs `task` on the pool as readahead (wait_readahead and the destructor wait for it); false when the
+  // pool is saturated and it was dropped.
+  template <typename F>
+  bool submit_ahead(F task);
   // Fetches and decodes claimed pages (sorted by stored offset in place) and completes their claims.
   void load(std::span<Want*> claimed);
   void maybe_readahead(uint32_t ino, uint64_t offset, uint64_t end, ReadState& state);
@@ -148,6 +157,8 @@ class ReadEngine {
   // for its path each time (a page shared by several files names each file; a transient read error and
   // a later checksum error are told apart).
   std::map<std::tuple<uint64_t, uint32_t, std::string>, std::string> lines_;
+
+  std::unique_ptr<ImagePrefetch> prefetch_;  // null unless options and source call for it
 
   std::mutex ahead_mu_;
   std::condition_variable ahead_cv_;

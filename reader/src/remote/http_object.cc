@@ -494,6 +494,32 @@ class SigpipeGuard {
 
 }  // namespace
 
+void LinkEstimate::add(double first_byte_s, double total_s, uint64_t bytes) {
+  // Bodies shorter than this arrive in a few packets: their time says nothing about the rate.
+  constexpr uint64_t kTimedBody = 256 << 10;
+  std::lock_guard lock(mu_);
+  // Moving averages: recent transfers count most, one odd transfer does not swing readahead.
+  if (first_byte_s > 0) {
+    latency_s_ = have_latency_ ? latency_s_ + (first_byte_s - latency_s_) / 8 : first_byte_s;
+    have_latency_ = true;
+  }
+  const double body_s = total_s - first_byte_s;
+  if (bytes >= kTimedBody && body_s > 1e-4) {
+    const double rate = double(bytes) / body_s;
+    rate_ = rate_ > 0 ? rate_ + (rate - rate_) / 4 : rate;
+  }
+}
+
+double LinkEstimate::latency_s() const {
+  std::lock_guard lock(mu_);
+  return latency_s_;
+}
+
+double LinkEstimate::bytes_per_s() const {
+  std::lock_guard lock(mu_);
+  return rate_;
+}
+
 void HttpObject::attempt(std::span<Transfer*> xs, Clock::time_point deadline) {
   SigpipeGuard sigpipe;
   std::vector<WriteCtx> ctx(xs.size());
@@ -550,6 +576,12 @@ void HttpObject::attempt(std::span<Transfer*> xs, Clock::time_point deadline) {
     curl_multi_remove_handle(m, x->easy);
     if (x->done && x->code == CURLE_OK && x->status == 0)
       curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &x->status);
+    if (x->done && x->code == CURLE_OK && (x->status == 206 || x->status == 200)) {
+      curl_off_t first_us = 0, total_us = 0;
+      curl_easy_getinfo(x->easy, CURLINFO_STARTTRANSFER_TIME_T, &first_us);
+      curl_easy_getinfo(x->easy, CURLINFO_TOTAL_TIME_T, &total_us);
+      link_.add(double(first_us) / 1e6, double(total_us) / 1e6, x->got);
+    }
     pool_->give_easy(x->easy);
     x->easy = nullptr;
     report(*x);

@@ -68,6 +68,21 @@ struct HttpCounters {
   std::atomic<uint64_t> changed{0};   // responses that showed the object had changed
 };
 
+// What the transfers so far say about the link: the time to a response's first byte (a round trip plus
+// the server's time) and the rate of a body once it flows. Readahead sizes itself from these.
+class LinkEstimate {
+ public:
+  // One successful transfer: seconds to its first body byte, seconds in all, and body bytes.
+  void add(double first_byte_s, double total_s, uint64_t bytes);
+  double latency_s() const;    // 0 until a transfer has finished
+  double bytes_per_s() const;  // 0 until a body large enough to time has arrived
+
+ private:
+  mutable std::mutex mu_;
+  double latency_s_ = 0, rate_ = 0;
+  bool have_latency_ = false;
+};
+
 class HttpObject {
  public:
   explicit HttpObject(HttpConfig config);
@@ -83,6 +98,7 @@ class HttpObject {
   void fetch(std::span<RangeGet> gets);
 
   const HttpCounters& counters() const { return counters_; }
+  const LinkEstimate& link() const { return link_; }
   const std::string& name() const { return cfg_.name; }
 
   struct Transfer;  // http_object.cc
@@ -106,6 +122,7 @@ class HttpObject {
   void* probe_headers_ = nullptr;  // curl_slist*
   void* fetch_headers_ = nullptr;  // curl_slist*: the probe's plus the precondition
   HttpCounters counters_;
+  LinkEstimate link_;
   std::atomic<bool> changed_warned_{false};
   std::mutex warn_mu_;
   Clock::time_point last_warn_[3]{};

@@ -6,7 +6,11 @@
 // engine) into concurrent ranged GETs, or, with a disk cache, into the aligned blocks that cover them:
 // blocks on disk are read from there, the missing ones fetched (consecutive ones in one request) and
 // stored. A block another thread is fetching is waited for, not fetched twice.
+//
+// Prefetch: the engine asks for the stretch of image after a sequential reader (prefetch()); it is read
+// the same way into a bounded PrefetchStore in memory, and read() takes ranges from there first.
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +21,7 @@
 
 #include "remote/disk_cache.h"
 #include "remote/http_object.h"
+#include "remote/prefetch_store.h"
 #include "remote/remote.h"
 #include "remote/s3_config.h"
 
@@ -27,10 +32,17 @@ using remote::DiskCache;
 using remote::HttpConfig;
 using remote::HttpObject;
 using remote::ObjectIdentity;
+using remote::PrefetchStore;
 using remote::RangeGet;
 
 constexpr uint32_t kProbeBytes = 64 << 10;    // the superblock (512 bytes) and the first pages
 constexpr uint64_t kMaxRequest = 4ull << 20;  // larger ranges (the metadata) go as parallel requests
+// Prefetch windows: at least this much (a request costs its round trip whatever its size), at most half
+// the store (so that a window being read never pushes out the one being consumed).
+constexpr uint64_t kMinWindow = 1ull << 20;
+constexpr uint64_t kMaxWindow = PrefetchStore::kDefaultCapacity / 2;
+// The rate assumed until a large enough body has been timed.
+constexpr double kAssumedRate = 100e6;
 
 using Bytes = std::vector<uint8_t>;
 
@@ -42,6 +54,7 @@ class RemoteSource final : public Source {
     auto warn = cfg.warn;
     http_ = std::make_unique<HttpObject>(std::move(cfg));
     id_ = http_->probe(head_, kProbeBytes);
+    store_ = std::make_unique<PrefetchStore>(id_.size);
     if (opt.cache_dir.empty()) return;
     const std::string version = id_.version();
     if (version.empty()) {
@@ -67,23 +80,79 @@ class RemoteSource final : public Source {
       if (r.offset + r.length <= head_.size()) {  // the superblock read at open, and tiny images
         std::memcpy(r.dst, head_.data() + r.offset, r.length);
         r.ok = true;
+      } else if (store_->copy(r.offset, r.length, r.dst)) {
+        r.ok = true;
       } else {
         rest.push_back(&r);
       }
     }
-    if (rest.empty()) return;
-    if (cache_)
-      read_blocks(rest);
-    else
-      read_direct(rest);
+    if (!rest.empty()) fetch(rest);
+  }
+
+  uint64_t prefetch(uint64_t offset, uint64_t length) override {
+    PrefetchStore::Claims claims = store_->claim(offset, length);
+    if (claims.empty()) return 0;
+    // Runs of consecutive chunks, one range each (read_direct splits long ones into parallel requests).
+    struct Run {
+      size_t first, count;
+      Bytes buf;
+    };
+    std::vector<Run> runs;
+    std::vector<ReadRange> ranges;
+    uint64_t fetched = 0;
+    try {
+      for (size_t i = 0; i < claims.size(); ++i) {
+        if (!runs.empty() && claims[i].first == claims[i - 1].first + 1)
+          ++runs.back().count;
+        else
+          runs.push_back(Run{i, 1, {}});
+      }
+      const uint64_t cs = store_->chunk_size();
+      for (Run& run : runs) {
+        const uint64_t start = claims[run.first].first * cs;
+        const uint64_t end = std::min(id_.size, (claims[run.first].first + run.count) * cs);
+        run.buf.resize(end - start);
+        ranges.push_back(ReadRange{start, static_cast<uint32_t>(end - start), run.buf.data(), false});
+      }
+      std::vector<ReadRange*> ptrs;
+      for (ReadRange& r : ranges) ptrs.push_back(&r);
+      fetch(ptrs);
+      for (size_t r = 0; r < runs.size(); ++r) {
+        for (size_t k = 0; k < runs[r].count; ++k) {
+          const auto& [index, chunk] = claims[runs[r].first + k];
+          store_->finish(index, chunk, ranges[r].ok ? runs[r].buf.data() + k * cs : nullptr);
+        }
+        if (ranges[r].ok) fetched += ranges[r].length;
+      }
+    } catch (...) {
+      // Out of memory, say: prefetching is an optimisation; the readers fetch for themselves.
+    }
+    for (const auto& [index, chunk] : claims) store_->finish(index, chunk, nullptr);  // no-op if done
+    prefetched_.fetch_add(fetched, std::memory_order_relaxed);
+    return fetched;
+  }
+
+  uint64_t prefetch_window() const override {
+    const double latency = http_->link().latency_s();
+    double rate = http_->link().bytes_per_s();
+    if (rate <= 0) rate = kAssumedRate;
+    // Four round trips' worth of bytes: the window is refilled when half of it is consumed, so the next
+    // stretch is asked for about two round trips before a reader at link speed would reach its end.
+    const double window = 4 * latency * rate;
+    return std::clamp<uint64_t>(static_cast<uint64_t>(window), kMinWindow, kMaxWindow);
   }
 
   std::vector<std::pair<std::string, uint64_t>> counters() const override {
     const auto& h = http_->counters();
     std::vector<std::pair<std::string, uint64_t>> out = {
-        {"remote_requests", h.requests.load()}, {"remote_bytes", h.bytes.load()},
-        {"remote_retries", h.retries.load()},   {"remote_failures", h.failures.load()},
+        {"remote_requests", h.requests.load()},
+        {"remote_bytes", h.bytes.load()},
+        {"remote_retries", h.retries.load()},
+        {"remote_failures", h.failures.load()},
         {"remote_changed", h.changed.load()},
+        {"prefetch_bytes", prefetched_.load()},
+        {"prefetch_hits", store_->hits()},
+        {"link_latency_us", static_cast<uint64_t>(http_->link().latency_s() * 1e6)},
     };
     if (cache_) {
       const auto& c = cache_->counters();
@@ -99,6 +168,14 @@ class RemoteSource final : public Source {
   }
 
  private:
+  // Ranges not held in memory: through the disk cache when there is one, else straight from the server.
+  void fetch(std::span<ReadRange*> ranges) {
+    if (cache_)
+      read_blocks(ranges);
+    else
+      read_direct(ranges);
+  }
+
   // No disk cache: the ranges as asked, large ones split into parallel requests.
   void read_direct(std::span<ReadRange*> ranges) {
     std::vector<RangeGet> gets;
@@ -253,6 +330,8 @@ class RemoteSource final : public Source {
   ObjectIdentity id_;
   Bytes head_;
   std::unique_ptr<DiskCache> cache_;
+  std::unique_ptr<PrefetchStore> store_;
+  std::atomic<uint64_t> prefetched_{0};
   std::mutex inflight_mu_;
   std::map<uint64_t, std::shared_ptr<InFlight>> inflight_;
 };
