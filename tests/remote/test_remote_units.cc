@@ -331,6 +331,7 @@ TEST(RemoteUnits, DiskCacheTooSmallOrUnwritable) {
 // ---- The prefetch store and the link estimate ----------------------------------------------------------
 
 namespace {
+using Copied = gdfs::remote::PrefetchStore::Copied;
 std::vector<uint8_t> pattern(size_t n) {
   std::vector<uint8_t> v(n);
   for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>(i * 7 + i / 251);
@@ -342,14 +343,14 @@ TEST(RemoteUnits, PrefetchStoreServesHeldChunksAndWaitsForOnesInFlight) {
   const auto image = pattern(10000);
   gdfs::remote::PrefetchStore store(image.size(), 1024, 1 << 20);
   std::vector<uint8_t> out(3000);
-  EXPECT_FALSE(store.copy(100, 3000, out.data())) << "nothing held yet";
+  EXPECT_EQ(store.copy(100, 3000, out.data()), Copied::kAbsent) << "nothing held yet";
   auto claims = store.claim(1000, 4000);  // chunks 0..4
   ASSERT_EQ(claims.size(), 5u);
   EXPECT_EQ(claims.front().first, 0u);
   EXPECT_TRUE(store.claim(1500, 100).empty()) << "a chunk in flight is not claimed twice";
   // A reader of chunks 1..3 waits until they arrive.
   std::atomic<bool> copied{false};
-  std::thread reader([&] { copied = store.copy(1100, 3000, out.data()); });
+  std::thread reader([&] { copied = store.copy(1100, 3000, out.data()) == Copied::kYes; });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_FALSE(copied.load());
   for (auto& [i, c] : claims) store.finish(i, c, image.data() + i * 1024);
@@ -363,9 +364,9 @@ TEST(RemoteUnits, PrefetchStoreServesHeldChunksAndWaitsForOnesInFlight) {
   EXPECT_EQ(store.chunk_length(tail[0].first), 10000u - 9 * 1024);
   store.finish(tail[0].first, tail[0].second, image.data() + 9 * 1024);
   std::vector<uint8_t> end(300);
-  EXPECT_TRUE(store.copy(9700, 300, end.data()));
+  EXPECT_EQ(store.copy(9700, 300, end.data()), Copied::kYes);
   EXPECT_TRUE(std::equal(end.begin(), end.end(), image.begin() + 9700));
-  EXPECT_FALSE(store.copy(9800, 300, end.data()));
+  EXPECT_EQ(store.copy(9800, 300, end.data()), Copied::kAbsent);
 }
 
 TEST(RemoteUnits, PrefetchStoreForgetsFailedChunksAndStaysWithinItsCapacity) {
@@ -373,16 +374,24 @@ TEST(RemoteUnits, PrefetchStoreForgetsFailedChunksAndStaysWithinItsCapacity) {
   gdfs::remote::PrefetchStore store(image.size(), 1024, 8 * 1024);
   auto claims = store.claim(0, 2048);
   ASSERT_EQ(claims.size(), 2u);
-  std::atomic<int> result{-1};
+  std::atomic<Copied> result{Copied::kYes};
   std::vector<uint8_t> out(2048);
   std::thread reader([&] { result = store.copy(0, 2048, out.data()); });
   store.finish(claims[0].first, claims[0].second, image.data());
   store.finish(claims[1].first, claims[1].second, nullptr);              // its fetch failed
   store.finish(claims[1].first, claims[1].second, image.data() + 1024);  // a second finish: no effect
   reader.join();
-  EXPECT_EQ(result.load(), 0) << "a reader that waited on a failed chunk fetches for itself";
+  // A reader that waited on the failed chunk fails too (that fetch had the reader's retries and deadline);
+  // one that came after finds the chunk gone and fetches for itself.
+  EXPECT_NE(result.load(), Copied::kYes);
   EXPECT_EQ(store.held_bytes(), 1024u);
-  ASSERT_EQ(store.claim(1024, 1024).size(), 1u) << "a failed chunk can be claimed again";
+  auto again = store.claim(1024, 1024);
+  ASSERT_EQ(again.size(), 1u) << "a failed chunk can be claimed again";
+  std::thread waiter([&] { result = store.copy(1024, 1024, out.data()); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the waiter is waiting (or about to)
+  store.finish(again[0].first, again[0].second, nullptr);
+  waiter.join();
+  EXPECT_NE(result.load(), Copied::kYes);
   // In-flight chunks fill the capacity: claims stop there rather than push them out.
   gdfs::remote::PrefetchStore small(image.size(), 1024, 4 * 1024);
   auto a = small.claim(0, 16 * 1024);
@@ -394,10 +403,10 @@ TEST(RemoteUnits, PrefetchStoreForgetsFailedChunksAndStaysWithinItsCapacity) {
   for (auto& [i, c] : b) small.finish(i, c, image.data() + i * 1024);
   EXPECT_LE(small.held_bytes(), 4u * 1024);
   std::vector<uint8_t> x(1024);
-  EXPECT_FALSE(small.copy(0, 1024, x.data())) << "the oldest chunk went first";
-  EXPECT_TRUE(small.copy(3 * 1024, 1024, x.data()));
+  EXPECT_EQ(small.copy(0, 1024, x.data()), Copied::kAbsent) << "the oldest chunk went first";
+  EXPECT_EQ(small.copy(3 * 1024, 1024, x.data()), Copied::kYes);
   EXPECT_TRUE(std::equal(x.begin(), x.end(), image.begin() + 3 * 1024));
-  EXPECT_TRUE(small.copy(8 * 1024, 2048, out.data()));
+  EXPECT_EQ(small.copy(8 * 1024, 2048, out.data()), Copied::kYes);
 }
 
 TEST(RemoteUnits, PrefetchStoreUnderManyThreads) {
@@ -414,7 +423,7 @@ TEST(RemoteUnits, PrefetchStoreUnderManyThreads) {
         if (t % 2) {  // prefetchers: some fetches fail
           for (auto& [i, c] : store.claim(off, 3 * 4096))
             store.finish(i, c, rng() % 5 ? image.data() + i * 4096 : nullptr);
-        } else if (store.copy(off, buf.size(), buf.data())) {
+        } else if (store.copy(off, buf.size(), buf.data()) == Copied::kYes) {
           ++hits;
           if (!std::equal(buf.begin(), buf.end(), image.begin() + off)) ++wrong;
         }

@@ -74,8 +74,8 @@ void PrefetchStore::finish(uint64_t index, const std::shared_ptr<Chunk>& chunk, 
   if (auto o = std::find(order_.begin(), order_.end(), index); o != order_.end()) order_.erase(o);
 }
 
-bool PrefetchStore::copy(uint64_t offset, uint64_t length, uint8_t* dst) {
-  if (length == 0 || offset >= size_ || length > size_ - offset) return false;
+PrefetchStore::Copied PrefetchStore::copy(uint64_t offset, uint64_t length, uint8_t* dst) {
+  if (length == 0 || offset >= size_ || length > size_ - offset) return Copied::kAbsent;
   const uint64_t first = offset / chunk_, last = (offset + length - 1) / chunk_;
   std::vector<std::shared_ptr<Chunk>> need;
   need.reserve(last - first + 1);
@@ -83,7 +83,7 @@ bool PrefetchStore::copy(uint64_t offset, uint64_t length, uint8_t* dst) {
     std::lock_guard lock(mu_);
     for (uint64_t i = first; i <= last; ++i) {
       auto it = chunks_.find(i);
-      if (it == chunks_.end()) return false;
+      if (it == chunks_.end()) return Copied::kAbsent;
       need.push_back(it->second);
     }
   }
@@ -92,7 +92,7 @@ bool PrefetchStore::copy(uint64_t offset, uint64_t length, uint8_t* dst) {
   for (const auto& c : need) {
     std::unique_lock lock(c->mu);
     c->cv.wait(lock, [&] { return c->done; });
-    if (c->data.empty()) return false;
+    if (c->data.empty()) return Copied::kFailed;
     const uint64_t in = pos % chunk_;
     const uint64_t n = std::min<uint64_t>(offset + length - pos, c->data.size() - in);
     std::memcpy(dst + (pos - offset), c->data.data() + in, n);
@@ -100,7 +100,7 @@ bool PrefetchStore::copy(uint64_t offset, uint64_t length, uint8_t* dst) {
   }
   std::lock_guard lock(mu_);
   ++hits_;
-  return true;
+  return Copied::kYes;
 }
 
 uint64_t PrefetchStore::held_bytes() const {

@@ -43,9 +43,13 @@ class PrefetchStore {
   // Completes a claim with the chunk's bytes (chunk_length(index) of them), or null when the fetch
   // failed: a failed chunk is forgotten, and readers that waited for it fetch the bytes themselves.
   void finish(uint64_t index, const std::shared_ptr<Chunk>& chunk, const uint8_t* data);
+  enum class Copied { kYes, kAbsent, kFailed };
   // Copies [offset, offset + length) into `dst` when every chunk covering it is held or being fetched
-  // (waiting for the latter). False, with `dst` unspecified, when any of them is absent or failed.
-  bool copy(uint64_t offset, uint64_t length, uint8_t* dst);
+  // (waiting for the latter): kYes. kAbsent, with `dst` unspecified, when any of them is neither: the
+  // caller fetches the range itself. kFailed when a fetch it waited for failed: that fetch had the same
+  // retries and deadline as the caller's own would, and began earlier, so the caller fails too rather
+  // than wait a second deadline.
+  Copied copy(uint64_t offset, uint64_t length, uint8_t* dst);
 
   uint64_t held_bytes() const;
   uint64_t hits() const;  // copy() calls answered from the store

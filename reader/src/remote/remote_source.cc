@@ -80,8 +80,8 @@ class RemoteSource final : public Source {
       if (r.offset + r.length <= head_.size()) {  // the superblock read at open, and tiny images
         std::memcpy(r.dst, head_.data() + r.offset, r.length);
         r.ok = true;
-      } else if (store_->copy(r.offset, r.length, r.dst)) {
-        r.ok = true;
+      } else if (auto c = store_->copy(r.offset, r.length, r.dst); c != PrefetchStore::Copied::kAbsent) {
+        r.ok = c == PrefetchStore::Copied::kYes;
       } else {
         rest.push_back(&r);
       }
