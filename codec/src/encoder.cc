@@ -129,8 +129,7 @@ size_t Compressor::Impl::compress(const uint8_t* in, size_t n, uint8_t* out, siz
     syms.resize(tokens.size());
     steps.resize(tokens.size());
     fixed_steps.resize(tokens.size());
-    encode_symbols(tokens.data(), tokens.size(), syms.data());
-    split_blocks(tokens.data(), syms.data(), tokens.size(), split, blocks);
+    split_blocks(tokens.data(), tokens.size(), split, syms.data(), blocks);
     coded = plan_blocks(n);
   }
   for (size_t k = 0; coded && k < blocks.size(); ++k) {
