@@ -29,7 +29,6 @@ struct Compressor::Impl {
   int level;
   std::unique_ptr<Parser> parser;
   SplitParams split;
-  TokenVec tokens;
   std::vector<Sym> syms;
   Steps steps, fixed_steps;
   std::vector<BlockRange> blocks;
@@ -125,11 +124,15 @@ size_t Compressor::Impl::compress(const uint8_t* in, size_t n, uint8_t* out, siz
   writer.reset();
   bool coded = false;
   if (level > 0 && n > 0) {
-    parser->parse(in, n, tokens);
-    syms.resize(tokens.size());
-    steps.resize(tokens.size());
-    fixed_steps.resize(tokens.size());
-    split_blocks(tokens.data(), tokens.size(), split, syms.data(), blocks);
+    const Parser::TokenSpan tokens = parser->parse(in, n);
+    // Grow only: growing zero-fills, which would cost a memset on every page with more tokens than
+    // the one before.
+    if (syms.size() < tokens.size) {
+      syms.resize(tokens.size);
+      steps.resize(tokens.size);
+      fixed_steps.resize(tokens.size);
+    }
+    split_blocks(tokens.begin, tokens.size, split, syms.data(), blocks);
     coded = plan_blocks(n);
   }
   for (size_t k = 0; coded && k < blocks.size(); ++k) {

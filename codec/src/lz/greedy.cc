@@ -15,7 +15,7 @@ class FastestParser final : public Parser {
   static constexpr unsigned kBits = 15;
   FastestParser() : table_(2u << kBits) {}
 
-  void parse(const uint8_t* in, size_t n, TokenVec& out) override {
+  TokenSpan parse(const uint8_t* in, size_t n) override {
     std::fill(table_.begin(), table_.end(), 0);
     Token* t = buf_.begin();
     const uint32_t limit = n >= 4 ? static_cast<uint32_t>(n - 3) : 0;  // pos < limit: 4 bytes readable
@@ -50,7 +50,7 @@ class FastestParser final : public Parser {
       pos += len;
     }
     while (pos < n) *t++ = Token::literal(in[pos++]);
-    buf_.finish(t, out);
+    return buf_.finish(t);
   }
 
  private:
@@ -63,7 +63,7 @@ class GreedyParser final : public Parser {
  public:
   explicit GreedyParser(const ChainParams& p) : p_(p) {}
 
-  void parse(const uint8_t* in, size_t n, TokenVec& out) override {
+  TokenSpan parse(const uint8_t* in, size_t n) override {
     mf_.reset();
     Token* t = buf_.begin();
     const uint32_t limit = n >= 4 ? static_cast<uint32_t>(n - 3) : 0;
@@ -81,7 +81,7 @@ class GreedyParser final : public Parser {
       pos += m.len;
     }
     while (pos < n) *t++ = Token::literal(in[pos++]);
-    buf_.finish(t, out);
+    return buf_.finish(t);
   }
 
  private:
