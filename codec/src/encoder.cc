@@ -76,6 +76,9 @@ BlockType Compressor::Impl::choose_final(const BlockRange& b, const uint8_t* in,
   const size_t n = b.byte_end - b.byte_begin, nt = b.tok_end - b.tok_begin;
   const auto bits = type_bits(b, fixed, dyn);
   const unsigned best = cheapest(bits);
+  unsigned in_reach = 0;
+  for (unsigned k = 0; k < 3; ++k) in_reach += bits[k] <= bits[best] + 32 * 32;
+  if (in_reach == 1) return static_cast<BlockType>(best);  // nothing to compare: skip the dry run
   size_t best_words = SIZE_MAX;
   unsigned pick = best;
   for (unsigned k = 0; k < 3; ++k) {
