@@ -1,3 +1,5 @@
+
+
 // Greedy parsers: level 1 (one-entry hash table) and levels 2-4 (hash chains).
 #include <algorithm>
 
@@ -13,6 +15,7 @@ namespace {
 class FastestParser final : public Parser {
  public:
   static constexpr unsigned kBits = 15;
+  static constexpr uint32_t kLongMatch = 32, kEdge = 8;
   FastestParser() : table_(2u << kBits) {}
 
   TokenSpan parse(const uint8_t* in, size_t n) override {
@@ -41,8 +44,14 @@ class FastestParser final : public Parser {
       }
       *t++ = Token::match(len, pos - cand);
       // Index the covered bytes too: repeats inside the match are what the next matches need most.
+      // Inside a long match only its first and last kEdge bytes: the middle of a long repeat mostly
+      // pushes useful older positions out of the two-entry buckets (on pages.bin skipping it makes the
+      // output slightly smaller), and in runs every insert hits the same bucket, one after another.
       const uint32_t end = min_u32(pos + len, limit);
+      const bool long_match = end - pos > kLongMatch;  // not len: near the page end, end < pos + len
+      const uint32_t skip_from = long_match ? pos + kEdge : end, skip_to = long_match ? end - kEdge : end;
       for (uint32_t p = pos + 1; p < end; ++p) {
+        if (p == skip_from) p = skip_to;
         uint16_t* bp = tab + 2 * hash4(load32(in + p), kBits);
         bp[1] = bp[0];
         bp[0] = static_cast<uint16_t>(p);
