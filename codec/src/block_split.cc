@@ -1,5 +1,6 @@
 #include "block_split.h"
 
+#include <array>
 #include <cmath>
 
 namespace gdfs::gdeflate {
@@ -30,6 +31,28 @@ double block_cost(const BlockStats& s, bool exact) {
   return bits + 80.0 + 4.0 * used;  // header: fixed fields plus about 4 bits per sent code length
 }
 
+// One segment's tokens: their symbols into s[], their statistics into seg.stats. This is the only pass
+// over the tokens before the lanes are written, so it does both jobs at once.
+//
+// Literals count into one of eight rotating dummy distance slots instead of dist[kNoDist]: incrementing
+// one counter on every literal would make each increment wait for the previous one's store.
+void scan_segment(const Token* t, Sym* s, size_t nt, size_t& i, size_t& pos, size_t limit, BlockRange& seg) {
+  std::array<uint32_t, kNumDistSyms + 8> dist{};
+  uint32_t* litlen = seg.stats.litlen.data();
+  uint64_t extra = 0;
+  for (; i < nt && pos < limit; ++i) {
+    const Sym sym = token_symbol(t[i]);
+    s[i] = sym;
+    ++litlen[sym.lsym];
+    ++dist[sym.dsym == kNoDist ? kNumDistSyms + (i & 7) : sym.dsym];
+    extra += sym_extra_bits(sym);
+    pos += t[i].is_literal() ? 1 : t[i].len;
+  }
+  for (unsigned k = 0; k < kNumDistSyms; ++k) seg.stats.dist[k] = dist[k];
+  for (unsigned k = kNumDistSyms; k < kNumDistSyms + 8; ++k) seg.stats.dist[kNoDist] += dist[k];
+  seg.stats.extra_bits = extra;
+}
+
 }  // namespace
 
 SplitParams split_params_for_level(int level) {
@@ -38,19 +61,16 @@ SplitParams split_params_for_level(int level) {
   return {4096, true};
 }
 
-void split_blocks(const Token* t, const Sym* s, size_t nt, const SplitParams& p,
-                  std::vector<BlockRange>& out) {
+void split_blocks(const Token* t, size_t nt, const SplitParams& p, Sym* s, std::vector<BlockRange>& out) {
   out.clear();
-  BlockRange cur{0, 0, 0, 0, {}};
+  BlockRange cur{0, 0, 0, 0, {}}, seg;
   double cur_cost = 0;
   size_t pos = 0, i = 0;
   do {
-    BlockRange seg{i, i, pos, pos, {}};
-    while (i < nt && pos - seg.byte_begin < p.segment_bytes) {
-      seg.stats.add(s[i]);
-      pos += t[i].is_literal() ? 1 : t[i].len;
-      ++i;
-    }
+    seg.tok_begin = seg.tok_end = i;
+    seg.byte_begin = seg.byte_end = pos;
+    seg.stats = BlockStats{};
+    scan_segment(t, s, nt, i, pos, seg.byte_begin + p.segment_bytes, seg);
     seg.tok_end = i;
     seg.byte_end = pos;
     const double seg_cost = block_cost(seg.stats, p.exact_cost);

@@ -25,8 +25,8 @@ struct SplitParams {
 };
 SplitParams split_params_for_level(int level);
 
-// `t` gives each token's input length, `s` its symbols (encode_symbols).
-void split_blocks(const Token* t, const Sym* s, size_t nt, const SplitParams& p,
-                  std::vector<BlockRange>& out);
+// Splits tokens t[0..nt) into blocks, and writes each token's symbols to s[0..nt) (as encode_symbols
+// would) on the way.
+void split_blocks(const Token* t, size_t nt, const SplitParams& p, Sym* s, std::vector<BlockRange>& out);
 
 }  // namespace gdfs::gdeflate

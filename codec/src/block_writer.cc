@@ -1,37 +1,12 @@
 #include "block_writer.h"
 
+#include "cpu.h"
 #include "huffman.h"
 
 namespace gdfs::gdeflate {
 
-namespace {
-
-// Extra-bit counts indexed by full symbol (0 for literals and for kNoDist), so lookups need no branch.
-constexpr std::array<uint8_t, kNumLitlenSyms> litlen_extra_by_sym() {
-  std::array<uint8_t, kNumLitlenSyms> t{};
-  for (unsigned s = 257; s < 286; ++s) t[s] = kLenExtra[s - 257];
-  return t;
-}
-constexpr std::array<uint8_t, kNumDistSyms + 1> dist_extra_by_sym() {
-  std::array<uint8_t, kNumDistSyms + 1> t{};
-  for (unsigned s = 0; s < kNumDistSyms; ++s) t[s] = kDistExtra[s];
-  return t;
-}
-constexpr auto kLitlenExtraBySym = litlen_extra_by_sym();
-constexpr auto kDistExtraBySym = dist_extra_by_sym();
-
-}  // namespace
-
 void encode_symbols(const Token* t, size_t nt, Sym* out) {
-  for (size_t i = 0; i < nt; ++i) {
-    const bool lit = t[i].is_literal();
-    const uint32_t len = lit ? kMinMatch : t[i].len, dist = lit ? 1 : t[i].dist;
-    const unsigned ls = length_symbol(len), ds = dist_symbol(dist);
-    out[i].lsym = static_cast<uint16_t>(lit ? t[i].len : ls);
-    out[i].lextra = static_cast<uint16_t>(lit ? 0 : len - kLenBase[ls - 257]);
-    out[i].dsym = static_cast<uint16_t>(lit ? kNoDist : ds);
-    out[i].dextra = static_cast<uint16_t>(lit ? 0 : dist - kDistBase[ds]);
-  }
+  for (size_t i = 0; i < nt; ++i) out[i] = token_symbol(t[i]);
 }
 
 void BlockStats::add(const Sym& t) {
@@ -40,20 +15,25 @@ void BlockStats::add(const Sym& t) {
   extra_bits += kLitlenExtraBySym[t.lsym] + kDistExtraBySym[t.dsym];
 }
 
-void encode_steps(const Sym* s, size_t n, const BlockCodes& c, Steps& out) {
+void encode_steps_scalar(const Sym* s, size_t first, size_t n, const BlockCodes& c, Steps& out) {
   std::array<uint32_t, kNumDistSyms + 1> dcode{};
   std::array<uint8_t, kNumDistSyms + 1> dlen{};  // [kNoDist] stays 0: a literal has no distance step
   for (unsigned k = 0; k < kNumDistSyms; ++k) {
     dcode[k] = c.dist_code[k];
     dlen[k] = c.dist_len[k];
   }
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = first; i < n; ++i) {
     const unsigned ls = s[i].lsym, ds = s[i].dsym, ll = c.litlen_len[ls], dl = dlen[ds];
     out.lv[i] = c.litlen_code[ls] | (uint32_t{s[i].lextra} << ll);
     out.ln[i] = ll + kLitlenExtraBySym[ls];
     out.dv[i] = dcode[ds] | (uint32_t{s[i].dextra} << dl);
     out.dn[i] = dl ? dl + kDistExtraBySym[ds] : 0;
   }
+}
+
+void encode_steps(const Sym* s, size_t n, const BlockCodes& c, Steps& out) {
+  static const bool simd = avx512_usable();
+  encode_steps_scalar(s, simd ? encode_steps_avx512(s, n, c, out) : 0, n, c, out);
 }
 
 void BlockStats::add(const BlockStats& o) {

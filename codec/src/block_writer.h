@@ -40,6 +40,31 @@ inline constexpr uint16_t kNoDist = kNumDistSyms;
 struct Sym {
   uint16_t lsym, lextra, dsym, dextra;
 };
+
+// Extra-bit counts indexed by full symbol (0 for literals and for kNoDist), so lookups need no branch.
+inline constexpr auto kLitlenExtraBySym = [] {
+  std::array<uint8_t, kNumLitlenSyms> t{};
+  for (unsigned s = 257; s < 286; ++s) t[s] = kLenExtra[s - 257];
+  return t;
+}();
+inline constexpr auto kDistExtraBySym = [] {
+  std::array<uint8_t, kNumDistSyms + 1> t{};
+  for (unsigned s = 0; s < kNumDistSyms; ++s) t[s] = kDistExtra[s];
+  return t;
+}();
+
+// One token's symbols, without branches.
+inline Sym token_symbol(const Token& t) {
+  const bool lit = t.is_literal();
+  const uint32_t len = lit ? kMinMatch : t.len, dist = lit ? 1 : t.dist;
+  const unsigned ls = length_symbol(len), ds = dist_symbol(dist);
+  return {static_cast<uint16_t>(lit ? t.len : ls), static_cast<uint16_t>(lit ? 0 : len - kLenBase[ls - 257]),
+          static_cast<uint16_t>(lit ? kNoDist : ds), static_cast<uint16_t>(lit ? 0 : dist - kDistBase[ds])};
+}
+inline uint32_t sym_extra_bits(const Sym& s) {
+  return kLitlenExtraBySym[s.lsym] + kDistExtraBySym[s.dsym];
+}
+
 void encode_symbols(const Token* t, size_t nt, Sym* out);
 
 // Symbol statistics of one block.
@@ -83,6 +108,11 @@ struct Steps {
   }
 };
 void encode_steps(const Sym* s, size_t n, const BlockCodes& c, Steps& out);  // fills [0, n)
+// The portable loop behind encode_steps, from token `first` on (the tests compare the two paths).
+void encode_steps_scalar(const Sym* s, size_t first, size_t n, const BlockCodes& c, Steps& out);
+// The AVX-512 part of encode_steps (emit_avx512.cc): whole groups of 16 tokens from the start; returns
+// how many tokens it filled. Only called when the CPU has AVX-512.
+size_t encode_steps_avx512(const Sym* s, size_t n, const BlockCodes& c, Steps& out);
 
 // The full data rounds of emit_tokens with AVX-512 (emit_avx512.cc), from token i and the owed
 // distances given; stops when fewer than 32 tokens remain. Advances i and the owed state.

@@ -30,7 +30,55 @@ GDFS_AVX512 inline void store_u32_as_u64(uint64_t* p, __m512i v) {
   _mm512_storeu_si512(p + 8, _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(v, 1)));
 }
 
+// One table entry per symbol: code | length << 16 | (length + extra bits) << 24, so that one lookup
+// gives everything a step needs. Unused symbols (length 0) get 0, which makes a literal's distance
+// step empty.
+inline uint32_t step_entry(uint16_t code, uint8_t len, uint8_t extra) {
+  return len == 0 ? 0 : code | uint32_t{len} << 16 | uint32_t{static_cast<uint8_t>(len + extra)} << 24;
+}
+
+// A step's value and bit count from its table entry and its extra-bit value.
+GDFS_AVX512 inline void step_from_entry(__m512i e, __m512i extra, __m512i& v, __m512i& n) {
+  const __m512i len = _mm512_and_si512(_mm512_srli_epi32(e, 16), _mm512_set1_epi32(0xFF));
+  v = _mm512_or_si512(_mm512_and_si512(e, _mm512_set1_epi32(0xFFFF)), _mm512_sllv_epi32(extra, len));
+  n = _mm512_srli_epi32(e, 24);
+}
+
 }  // namespace
+
+// encode_steps for 16 tokens at a time: the litlen entry comes from a gather, the distance entry from a
+// two-register permute (32 symbols), masked off for literals (dsym == kNoDist).
+GDFS_AVX512 size_t encode_steps_avx512(const Sym* s, size_t n, const BlockCodes& c, Steps& out) {
+  alignas(64) uint32_t lt[kNumLitlenSyms];
+  alignas(64) uint32_t dt[kNumDistSyms];
+  for (unsigned k = 0; k < kNumLitlenSyms; ++k)
+    lt[k] = step_entry(c.litlen_code[k], c.litlen_len[k], kLitlenExtraBySym[k]);
+  for (unsigned k = 0; k < kNumDistSyms; ++k)
+    dt[k] = step_entry(c.dist_code[k], c.dist_len[k], kDistExtra[k]);
+  const __m512i dt0 = _mm512_load_si512(dt), dt1 = _mm512_load_si512(dt + 16);
+  // A Sym is four uint16 in one uint64: its low uint32 holds lsym | lextra << 16, its high one
+  // dsym | dextra << 16. These indices pick the low (even) and high (odd) uint32 of 16 Syms.
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+  const __m512i lo16 = _mm512_set1_epi32(0xFFFF), no_dist = _mm512_set1_epi32(kNoDist);
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512i a = _mm512_loadu_si512(s + i), b = _mm512_loadu_si512(s + i + 8);
+    const __m512i l = _mm512_permutex2var_epi32(a, even, b), d = _mm512_permutex2var_epi32(a, odd, b);
+    const __m512i lsym = _mm512_and_si512(l, lo16), dsym = _mm512_and_si512(d, lo16);
+    const __m512i le = _mm512_i32gather_epi32(lsym, lt, 4);
+    const __m512i de =
+        _mm512_maskz_permutex2var_epi32(_mm512_cmpneq_epu32_mask(dsym, no_dist), dt0, dsym, dt1);
+    __m512i lv, ln, dv, dn;
+    step_from_entry(le, _mm512_srli_epi32(l, 16), lv, ln);
+    step_from_entry(de, _mm512_srli_epi32(d, 16), dv, dn);
+    _mm512_storeu_si512(out.lv.data() + i, lv);
+    _mm512_storeu_si512(out.ln.data() + i, ln);
+    _mm512_storeu_si512(out.dv.data() + i, dv);
+    _mm512_storeu_si512(out.dn.data() + i, dn);
+  }
+  return i;
+}
 
 GDFS_AVX512 void emit_full_rounds_avx512(LaneWriter::Sink& w, const Steps& s, size_t nt, size_t& i_ref,
                                          uint32_t& pending_ref, uint32_t* owed_v, uint32_t* owed_n) {
@@ -100,6 +148,9 @@ GDFS_AVX512 void emit_full_rounds_avx512(LaneWriter::Sink& w, const Steps& s, si
   pending_ref = pending;
 }
 #else
+size_t encode_steps_avx512(const Sym*, size_t, const BlockCodes&, Steps&) {
+  return 0;
+}
 void emit_full_rounds_avx512(LaneWriter::Sink&, const Steps&, size_t, size_t&, uint32_t&, uint32_t*,
                              uint32_t*) {}
 #endif

@@ -29,7 +29,6 @@ struct Compressor::Impl {
   int level;
   std::unique_ptr<Parser> parser;
   SplitParams split;
-  TokenVec tokens;
   std::vector<Sym> syms;
   Steps steps, fixed_steps;
   std::vector<BlockRange> blocks;
@@ -77,6 +76,9 @@ BlockType Compressor::Impl::choose_final(const BlockRange& b, const uint8_t* in,
   const size_t n = b.byte_end - b.byte_begin, nt = b.tok_end - b.tok_begin;
   const auto bits = type_bits(b, fixed, dyn);
   const unsigned best = cheapest(bits);
+  unsigned in_reach = 0;
+  for (unsigned k = 0; k < 3; ++k) in_reach += bits[k] <= bits[best] + 32 * 32;
+  if (in_reach == 1) return static_cast<BlockType>(best);  // nothing to compare: skip the dry run
   size_t best_words = SIZE_MAX;
   unsigned pick = best;
   for (unsigned k = 0; k < 3; ++k) {
@@ -125,12 +127,15 @@ size_t Compressor::Impl::compress(const uint8_t* in, size_t n, uint8_t* out, siz
   writer.reset();
   bool coded = false;
   if (level > 0 && n > 0) {
-    parser->parse(in, n, tokens);
-    syms.resize(tokens.size());
-    steps.resize(tokens.size());
-    fixed_steps.resize(tokens.size());
-    encode_symbols(tokens.data(), tokens.size(), syms.data());
-    split_blocks(tokens.data(), syms.data(), tokens.size(), split, blocks);
+    const Parser::TokenSpan tokens = parser->parse(in, n);
+    // Grow only: growing zero-fills, which would cost a memset on every page with more tokens than
+    // the one before.
+    if (syms.size() < tokens.size) {
+      syms.resize(tokens.size);
+      steps.resize(tokens.size);
+      fixed_steps.resize(tokens.size);
+    }
+    split_blocks(tokens.begin, tokens.size, split, syms.data(), blocks);
     coded = plan_blocks(n);
   }
   for (size_t k = 0; coded && k < blocks.size(); ++k) {

@@ -77,6 +77,8 @@ class LaneWriter {
   size_t finish(uint8_t* out, size_t cap);
 
  private:
+  void finish_full_lanes(uint8_t* out) const;
+
   std::vector<uint32_t> words_;
   std::array<uint64_t, 32> acc_;
   std::array<uint32_t, 32> consumed_;

@@ -60,6 +60,93 @@ TokenVec random_tokens(std::mt19937_64& rng, Bytes& data, size_t n_tokens, unsig
   return t;
 }
 
+// Tokens of every kind the encoder meets, without data: literals, short and DEFLATE64 lengths
+// (258..65535), near and far (32769..65535) distances.
+TokenVec symbol_mix(std::mt19937_64& rng, size_t n) {
+  TokenVec t;
+  for (size_t k = 0; k < n; ++k) {
+    switch (rng() % 4) {
+      case 0:
+      case 1:
+        t.push_back(Token::literal(static_cast<uint8_t>(rng())));
+        break;
+      case 2:
+        t.push_back(
+            Token::match(3 + static_cast<uint32_t>(rng() % 300), 1 + static_cast<uint32_t>(rng() % 65535)));
+        break;
+      default:
+        t.push_back(Token::match(3 + static_cast<uint32_t>(rng() % 65533),
+                                 32769 + static_cast<uint32_t>(rng() % 32767)));
+    }
+  }
+  return t;
+}
+
+// encode_steps (AVX-512 for whole groups of 16 tokens) must give the portable loop's steps exactly,
+// under dynamic and fixed codes, at every length around the group size.
+TEST(Emit, EncodeStepsSimdMatchesScalar) {
+  std::mt19937_64 rng(7);
+  BlockCodes fixed;
+  fixed.build_fixed();
+  for (size_t n : {0ul, 1ul, 15ul, 16ul, 17ul, 33ul, 1000ul, 40000ul}) {
+    const TokenVec t = symbol_mix(rng, n);
+    std::vector<Sym> syms(n);
+    encode_symbols(t.data(), n, syms.data());
+    BlockStats stats;
+    for (const Sym& s : syms) stats.add(s);
+    BlockCodes dyn;
+    dyn.build_dynamic(stats);
+    for (const BlockCodes* c : {&dyn, &fixed}) {
+      Steps a, b;
+      a.resize(n);
+      b.resize(n);
+      encode_steps(syms.data(), n, *c, a);
+      encode_steps_scalar(syms.data(), 0, n, *c, b);
+      ASSERT_EQ(a.lv, b.lv) << n;
+      ASSERT_EQ(a.ln, b.ln) << n;
+      ASSERT_EQ(a.dv, b.dv) << n;
+      ASSERT_EQ(a.dn, b.dn) << n;
+    }
+  }
+}
+
+// split_blocks writes the tokens' symbols as encode_symbols does, its blocks tile the tokens and the
+// input, and their statistics add up to the whole stream's.
+TEST(Emit, SplitBlocksWritesSymbolsAndTilesTheTokens) {
+  std::mt19937_64 rng(11);
+  for (int level : {1, 4, 6, 9}) {
+    for (size_t n : {1ul, 2ul, 100ul, 5000ul, 30000ul}) {
+      Bytes data;
+      const TokenVec t = random_tokens(rng, data, n, 30);
+      std::vector<Sym> want(t.size()), got(t.size());
+      encode_symbols(t.data(), t.size(), want.data());
+      std::vector<BlockRange> blocks;
+      split_blocks(t.data(), t.size(), split_params_for_level(level), got.data(), blocks);
+      for (size_t k = 0; k < t.size(); ++k) {
+        ASSERT_EQ(got[k].lsym, want[k].lsym);
+        ASSERT_EQ(got[k].lextra, want[k].lextra);
+        ASSERT_EQ(got[k].dsym, want[k].dsym);
+        ASSERT_EQ(got[k].dextra, want[k].dextra);
+      }
+      BlockStats total, sum;
+      for (const Sym& s : want) total.add(s);
+      size_t tok = 0, byte = 0;
+      for (const BlockRange& b : blocks) {
+        ASSERT_EQ(b.tok_begin, tok);
+        ASSERT_EQ(b.byte_begin, byte);
+        tok = b.tok_end;
+        byte = b.byte_end;
+        sum.add(b.stats);
+      }
+      EXPECT_EQ(tok, t.size());
+      EXPECT_EQ(byte, data.size());
+      EXPECT_EQ(sum.litlen, total.litlen);
+      EXPECT_EQ(sum.dist, total.dist);
+      EXPECT_EQ(sum.extra_bits, total.extra_bits);
+    }
+  }
+}
+
 TEST(Emit, SimdAndScalarLayOutTheSameBytes) {
   if (!avx512_usable()) std::printf("note: no AVX-512 here: both runs use the scalar emitter\n");
   std::mt19937_64 rng(42);

@@ -1,3 +1,5 @@
+
+
 // Greedy parsers: level 1 (one-entry hash table) and levels 2-4 (hash chains).
 #include <algorithm>
 
@@ -13,9 +15,10 @@ namespace {
 class FastestParser final : public Parser {
  public:
   static constexpr unsigned kBits = 15;
+  static constexpr uint32_t kLongMatch = 32, kEdge = 8;
   FastestParser() : table_(2u << kBits) {}
 
-  void parse(const uint8_t* in, size_t n, TokenVec& out) override {
+  TokenSpan parse(const uint8_t* in, size_t n) override {
     std::fill(table_.begin(), table_.end(), 0);
     Token* t = buf_.begin();
     const uint32_t limit = n >= 4 ? static_cast<uint32_t>(n - 3) : 0;  // pos < limit: 4 bytes readable
@@ -41,8 +44,14 @@ class FastestParser final : public Parser {
       }
       *t++ = Token::match(len, pos - cand);
       // Index the covered bytes too: repeats inside the match are what the next matches need most.
+      // Inside a long match only its first and last kEdge bytes: the middle of a long repeat mostly
+      // pushes useful older positions out of the two-entry buckets (on pages.bin skipping it makes the
+      // output slightly smaller), and in runs every insert hits the same bucket, one after another.
       const uint32_t end = min_u32(pos + len, limit);
+      const bool long_match = end - pos > kLongMatch;  // not len: near the page end, end < pos + len
+      const uint32_t skip_from = long_match ? pos + kEdge : end, skip_to = long_match ? end - kEdge : end;
       for (uint32_t p = pos + 1; p < end; ++p) {
+        if (p == skip_from) p = skip_to;
         uint16_t* bp = tab + 2 * hash4(load32(in + p), kBits);
         bp[1] = bp[0];
         bp[0] = static_cast<uint16_t>(p);
@@ -50,7 +59,7 @@ class FastestParser final : public Parser {
       pos += len;
     }
     while (pos < n) *t++ = Token::literal(in[pos++]);
-    buf_.finish(t, out);
+    return buf_.finish(t);
   }
 
  private:
@@ -63,7 +72,7 @@ class GreedyParser final : public Parser {
  public:
   explicit GreedyParser(const ChainParams& p) : p_(p) {}
 
-  void parse(const uint8_t* in, size_t n, TokenVec& out) override {
+  TokenSpan parse(const uint8_t* in, size_t n) override {
     mf_.reset();
     Token* t = buf_.begin();
     const uint32_t limit = n >= 4 ? static_cast<uint32_t>(n - 3) : 0;
@@ -81,7 +90,7 @@ class GreedyParser final : public Parser {
       pos += m.len;
     }
     while (pos < n) *t++ = Token::literal(in[pos++]);
-    buf_.finish(t, out);
+    return buf_.finish(t);
   }
 
  private:

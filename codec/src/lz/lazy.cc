@@ -21,7 +21,7 @@ class LazyParser final : public Parser {
  public:
   explicit LazyParser(const ChainParams& p) : p_(p) {}
 
-  void parse(const uint8_t* in, size_t n, TokenVec& out) override {
+  TokenSpan parse(const uint8_t* in, size_t n) override {
     mf_.reset();
     // Everything the loop touches lives in locals: token stores are uint32 stores, which the compiler
     // would otherwise have to assume may overwrite uint32 members, forcing reloads.
@@ -81,7 +81,7 @@ class LazyParser final : public Parser {
       pos += cur.len;
     }
     while (pos < n32) *t++ = Token::literal(in[pos++]);
-    buf_.finish(t, out);
+    return buf_.finish(t);
   }
 
  private:

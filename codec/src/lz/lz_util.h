@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "../tokens.h"
+#include "parser.h"
 
 namespace gdfs::gdeflate::lz {
 
@@ -55,14 +56,16 @@ inline uint32_t min_u32(uint32_t a, uint32_t b) {
   return a < b ? a : b;
 }
 
-// Tokens are written through a raw pointer into a buffer sized for the worst case (one literal per byte)
-// and copied to the caller's vector once; this keeps the hot loops free of capacity checks.
+// Tokens are written through a raw pointer into a buffer sized for the worst case (one literal per byte);
+// this keeps the hot loops free of capacity checks.
 class TokenBuf {
  public:
   TokenBuf() : buf_(65536 + 8) {}
   Token* begin() { return buf_.data(); }
   const Token* data() const { return buf_.data(); }
-  void finish(const Token* end, TokenVec& out) const { out.assign(buf_.data(), end); }
+  Parser::TokenSpan finish(const Token* end) const {
+    return {buf_.data(), static_cast<size_t>(end - buf_.data())};
+  }
 
  private:
   std::vector<Token> buf_;

@@ -18,7 +18,7 @@ class NearOptimalParser final : public Parser {
   explicit NearOptimalParser(const OptParams& p)
       : p_(p), first_(65537), cost_(65537), choice_(65536), cache_(65536 * 4), near_(p.depth + 2) {}
 
-  void parse(const uint8_t* in, size_t n, TokenVec& out) override {
+  TokenSpan parse(const uint8_t* in, size_t n) override {
     const uint32_t n32 = static_cast<uint32_t>(n);
     collect_matches(in, n32);
     // First model: the tokens of a greedy walk over the cached matches, a cheap stand-in for a
@@ -29,7 +29,7 @@ class NearOptimalParser final : public Parser {
       min_cost_path(in, n32);
       end = path_tokens(n32);
     }
-    buf_.finish(end, out);
+    return buf_.finish(end);
   }
 
  private:

@@ -20,7 +20,18 @@ class Parser {
   virtual ~Parser() = default;
   // Appends the tokens for in[0..n) (n <= 65536) to `out`; `out` is cleared first. Deterministic: the
   // same input always gives the same tokens. Matches never reach before in[0] and never past in[n-1].
-  virtual void parse(const uint8_t* in, size_t n, TokenVec& out) = 0;
+  void parse(const uint8_t* in, size_t n, TokenVec& out) {
+    const TokenSpan t = parse(in, n);
+    out.assign(t.begin, t.begin + t.size);
+  }
+
+  // The same tokens, left in the parser's own buffer (valid until its next parse): the encoder reads
+  // them from there rather than copying every page's tokens.
+  struct TokenSpan {
+    const Token* begin;
+    size_t size;
+  };
+  virtual TokenSpan parse(const uint8_t* in, size_t n) = 0;
 };
 
 // Parser for `level` in 1..12. The object owns its scratch memory and is reused across pages.
