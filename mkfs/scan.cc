@@ -103,7 +103,7 @@ class Scanner {
   }
 
  private:
-  std::vector<ScanNode>& nodes() { return result_.nodes; }
+  std::deque<ScanNode>& nodes() { return result_.nodes; }
 
   void add_root() {
     struct stat st {};
