@@ -14,6 +14,7 @@
 #include "gdfs/checksum.h"
 #include "gdfs/unique_fd.h"
 #include "image_writer.h"
+#include "prefetch.h"
 #include "progress.h"
 
 namespace gdfs::mkfs {
@@ -69,6 +70,7 @@ class Packer {
         image_(image),
         progress_(progress),
         page_(o.page_size),
+        prefetch_(o, small_files(), o.threads),
         pipeline_(image, progress, o.level, o.threads) {}
 
   PackResult run() {
@@ -85,47 +87,51 @@ class Packer {
   }
 
  private:
-  int open_source(const ScanNode& n) {
-    const int fd = ::open(full_path(o_, n.path).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) throw_io("open", n.path, errno);
-    struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_dev != n.dev || st.st_ino != n.ino) {
-      ::close(fd);
-      throw MkfsError(quoted(n.path) + " was replaced while mkfs.gdfs was running");
+  // The regular files of at most one page, in inode order: the ones the prefetcher reads.
+  std::vector<const ScanNode*> small_files() const {
+    std::vector<const ScanNode*> files;
+    for (uint32_t node : tree_.order) {
+      const ScanNode& n = scan_.nodes[node];
+      if (is_small(n)) files.push_back(&n);
     }
-    ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-    return fd;
+    return files;
   }
-
-  void read_exact(int fd, uint64_t off, uint8_t* p, size_t n, const ScanNode& node) {
-    while (n > 0) {
-      const ssize_t r = ::pread(fd, p, n, static_cast<off_t>(off));
-      if (r < 0 && errno == EINTR) continue;
-      if (r < 0) throw_io("read", node.path, errno);
-      if (r == 0) throw MkfsError(quoted(node.path) + " shrank while mkfs.gdfs was reading it");
-      p += r, n -= static_cast<size_t>(r), off += static_cast<uint64_t>(r);
-    }
-  }
+  bool is_small(const ScanNode& n) const { return S_ISREG(n.mode) && n.size > 0 && n.size <= page_; }
 
   void pack_file(uint32_t ino, const ScanNode& n) {
     FileData& f = r_.files[ino - 1];
     f.first_page = pipeline_.submitted();
     ++r_.stats.files;
     r_.stats.file_bytes += n.size;
-    if (n.size > 0) pack_pages(ino, n, f);
+    if (n.size > 0) {
+      file_codec_ = page::codec_for(o_.codec_rules, n.path, o_.codec);
+      file_runs_ = r_.runs.size();
+      file_holes_ = 0;
+      if (is_small(n))
+        pack_small(f);
+      else
+        pack_pages(n, f);
+      end_file(ino, f);
+    }
     ++progress_.files_done;
     progress_.tick();
   }
 
-  void pack_pages(uint32_t ino, const ScanNode& n, FileData& f) {
+  // A file of one page, already read by the prefetcher. A hole needs no SEEK_DATA to be found here:
+  // the page reads as zeros, and zeros become a hole all the same.
+  void pack_small(FileData& f) {
+    prefetch_.take(spare_->raw);
+    progress_.bytes_in += spare_->raw.size();
+    place_page(0, f);
+  }
+
+  void pack_pages(const ScanNode& n, FileData& f) {
     const uint64_t npages = format::page_count_of(n.size, page_log2(o_));
     if (npages > UINT32_MAX)
       throw MkfsError(quoted(n.path) + " is too large: more than 2^32 - 1 pages of " + std::to_string(page_) +
                       " bytes");
-    const UniqueFd fd(open_source(n));
-    file_codec_ = page::codec_for(o_.codec_rules, n.path, o_.codec);
-    file_runs_ = r_.runs.size();
-    file_holes_ = 0;
+    const UniqueFd fd(open_source(o_, n));
+    ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
     uint64_t data_end = 0;  // end of the data extent the current page is in
     for (uint64_t page = 0; page < npages; ++page) {
       const uint64_t off = page * page_;
@@ -144,14 +150,23 @@ class Packer {
       spare_->raw.resize(len);
       read_exact(fd.get(), page * page_, spare_->raw.data(), len, n);
       progress_.bytes_in += len;
-      if (all_zero(spare_->raw.data(), len))
-        add_holes(page, 1);
-      else if (len < page_)
-        add_tail(f, spare_->raw);
-      else
-        submit_page();
+      place_page(page, f);
       progress_.tick();
     }
+  }
+
+  // Page `page` of the current file, in spare_->raw: a hole, the tail, or a page job.
+  void place_page(uint64_t page, FileData& f) {
+    if (all_zero(spare_->raw.data(), spare_->raw.size()))
+      add_holes(page, 1);
+    else if (spare_->raw.size() < page_)
+      add_tail(f, spare_->raw);
+    else
+      submit_page();
+  }
+
+  // The current file's SparseFile record, when it has holes.
+  void end_file(uint32_t ino, FileData& f) {
     if (file_holes_ > 0) {
       if (r_.runs.size() > UINT32_MAX) throw MkfsError("too many hole runs in the tree");
       r_.sparse.push_back({ino, static_cast<uint32_t>(file_runs_),
@@ -250,6 +265,7 @@ class Packer {
   std::vector<uint8_t> stored_, cached_;
   uint32_t cached_pack_ = format::kNone;
 
+  Prefetcher prefetch_;  // after everything small_files() reads
   // Last: its destructor stops the threads before anything they use goes away.
   Pipeline pipeline_;
 };

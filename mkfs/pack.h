@@ -2,7 +2,8 @@
 //
 // Logical page i of a file covers [i*P, min(size, (i+1)*P)). A page of zeros (a hole, or real zero
 // bytes) gets no PageEntry and goes into the file's hole runs instead; holes are found with
-// SEEK_DATA/SEEK_HOLE, so a sparse file's holes are never read. The last page, when partial and not
+// SEEK_DATA/SEEK_HOLE, so a sparse file's holes are never read (files of one page are simply read, by
+// the prefetcher's threads: prefetch.h). The last page, when partial and not
 // zero, is the file's tail: it goes into the current tail pack, a page shared by the tails of several
 // files. Every other page is a page job for the pipeline (pipeline.h), so a file's own entries are
 // contiguous in the page table; tail packs are flushed only between files.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 
@@ -103,6 +104,89 @@ BitpackGuess best_bitpack(const uint8_t* in, size_t n) {
 
 namespace {
 
+// A page is stored raw when its estimated saving is under 1/kSkipFraction of it. 1/128 loses 0.04% of
+// the image on the CUDA libraries and on web pages (the pages a full parse would have shrunk a little),
+// nothing on source trees, and skips 62% of the CUDA pages (bench/results/2026-11-23-incompressible-vm.txt).
+constexpr size_t kSkipFraction = 128;
+// What a repeat of L >= 8 bytes saves, per byte, in the estimate: a DEFLATE match costs about 3 bytes.
+constexpr double kMatchSaving = 0.6;
+
+uint64_t load64(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// Byte counts for an order-0 entropy bound. Four tables, so that runs of one byte value do not
+// serialise on one counter.
+struct Histogram {
+  uint32_t h[4][256] = {};
+  size_t n = 0;
+
+  void add(const uint8_t* in, size_t len) {
+    size_t i = 0;
+    for (; i + 4 <= len; i += 4) ++h[0][in[i]], ++h[1][in[i + 1]], ++h[2][in[i + 2]], ++h[3][in[i + 3]];
+    for (; i < len; ++i) ++h[0][in[i]];
+    n += len;
+  }
+  // What an order-0 coder (Huffman, at best) saves per byte, as a fraction of the byte: 1 - H/8.
+  double literal_saving() const {
+    double bits = 0;
+    for (int b = 0; b < 256; ++b) {
+      const uint32_t c = h[0][b] + h[1][b] + h[2][b] + h[3][b];
+      if (c) bits -= c * std::log2(static_cast<double>(c) / static_cast<double>(n));
+    }
+    return 1 - bits / static_cast<double>(n) / 8;
+  }
+};
+
+// The page's first bytes decide alone when they are clearly compressible. A sample's entropy estimate
+// runs low (16 KiB of random bytes read as 7.99 bits per byte), so this exit can only send a page to
+// the parser, never store one that the full count would not.
+constexpr size_t kSampleBytes = 16384;
+
+}  // namespace
+
+bool looks_incompressible(const uint8_t* in, size_t n) {
+  if (n < 64 || n > gdeflate::kMaxPageBytes) return false;
+  const double target = static_cast<double>(n) / kSkipFraction;
+  // Text, code and tables end here, most after the sample.
+  Histogram hist;
+  const size_t sample = std::min(n, kSampleBytes);
+  hist.add(in, sample);
+  if (hist.literal_saving() * static_cast<double>(n) >= target) return false;
+  hist.add(in + sample, n - sample);
+  const double literal_saving = hist.literal_saving();
+  if (literal_saving * static_cast<double>(n) >= target) return false;
+  // A greedy pass over repeats of 8 bytes or more (hashing 6), stopping as soon as the estimate
+  // reaches the target. Positions fit 16 bits; 0xFFFF marks an empty slot (no page is that long and
+  // still has 8 bytes after it).
+  constexpr unsigned kHashBits = 13;
+  uint16_t table[1u << kHashBits];
+  std::memset(table, 0xFF, sizeof table);
+  size_t matched = 0;
+  for (size_t i = 0; i + 8 <= n;) {
+    const uint64_t v = load64(in + i);
+    const auto h = static_cast<uint32_t>(((v << 16) * 0x9E3779B97F4A7C15ull) >> (64 - kHashBits));
+    const size_t c = table[h];
+    table[h] = static_cast<uint16_t>(i);
+    if (c == 0xFFFF || load64(in + c) != v) {
+      ++i;
+      continue;
+    }
+    size_t len = 8;
+    while (i + len < n && in[c + len] == in[i + len]) ++len;
+    matched += len;
+    i += len;
+    const double estimate =
+        literal_saving * static_cast<double>(n - matched) + kMatchSaving * static_cast<double>(matched);
+    if (estimate >= target) return false;
+  }
+  return true;
+}
+
+namespace {
+
 void encode_bitpack(const std::vector<uint8_t>& raw, const BitpackGuess& g, Encoded& out) {
   out.bytes.resize(g.size);
   if (bitpack::compress(raw.data(), raw.size(), g.params, out.bytes.data(), g.size) != g.size)
@@ -128,7 +212,10 @@ void encode_page(const std::vector<uint8_t>& raw, CodecChoice choice, gdeflate::
                  Encoded& out) {
   size_t best = raw.size();  // stored, unless something is smaller
   out = {format::kCodecStored, 0, {}};
-  if (choice != CodecChoice::kBitpack) {
+  const bool try_gdeflate =
+      choice != CodecChoice::kBitpack &&
+      !(comp.level() <= kMaxShortcutLevel && looks_incompressible(raw.data(), raw.size()));
+  if (try_gdeflate) {
     const size_t n = encode_gdeflate(raw, comp, out);
     if (n < best) {
       best = n;

@@ -1,6 +1,7 @@
 // Which codec a page gets (mkfs.gdfs --codec, --codec-for) and the encoding itself.
 //
-// gdeflate: GDeflate, or the raw bytes when that is not smaller. bitpack: the best of a few bitpack
+// gdeflate: GDeflate, or the raw bytes when that is not smaller or when looks_incompressible() (below)
+// says it would barely be. bitpack: the best of a few bitpack
 // guesses (sample type and stride; codec/include/gdfs/bitpack.h), or the raw bytes when that is not
 // smaller. auto: the smallest of GDeflate, the best bitpack guess and the raw bytes; bitpack only when
 // strictly smaller than GDeflate, so an auto image is never larger than a gdeflate one (every page is at
@@ -45,6 +46,16 @@ struct BitpackGuess {
   size_t size = 0;
 };
 BitpackGuess best_bitpack(const uint8_t* in, size_t n);
+
+// True when GDeflate would almost surely save less than 1/128 of these bytes, judged by one cheap pass
+// (an order-0 entropy bound plus a greedy probe for repeats of 8 bytes or more) at about a tenth of the
+// cost of compressing them at level 7. encode_page() stores such pages without running the parser: on
+// the CUDA libraries that is over half the pages, already-compressed fat binaries, most of which GDeflate
+// could not shrink at all (bench/results/2026-11-23-incompressible-vm.txt). Never true for more than
+// gdeflate::kMaxPageBytes bytes.
+bool looks_incompressible(const uint8_t* in, size_t n);
+// The levels that use looks_incompressible(); the top ones try every page, whatever it costs.
+inline constexpr int kMaxShortcutLevel = 9;
 
 // One page, encoded: codec (format::Codec), param, and the stored bytes (empty for kCodecStored, whose
 // stored bytes are the raw ones).
