@@ -11,12 +11,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -215,13 +217,17 @@ Nginx::Nginx(const std::string& dir, const std::string& servers, const std::vect
   }
 }
 
-std::vector<Nginx::Request> Nginx::requests(const std::string& log) const {
+std::vector<Nginx::Request> Nginx::requests(const std::string& log, size_t at_least) const {
   // nginx appends a request's line after its response has gone out, so a client can be ahead of the
-  // log: wait until the log has not grown for 100 ms (at most 3 s) before reading it.
+  // log: wait until the log has not grown for 100 ms and holds `at_least` lines (at most 5 s).
   const std::string path = dir_ + "/logs/" + log;
+  auto lines = [&] {
+    std::ifstream f(path);
+    return static_cast<size_t>(std::count(std::istreambuf_iterator<char>(f), {}, '\n'));
+  };
   std::error_code ec;
   uintmax_t size = std::filesystem::file_size(path, ec);
-  for (int quiet = 0, waited = 0; quiet < 2 && waited < 60; ++waited) {
+  for (int quiet = 0, waited = 0; (quiet < 2 || lines() < at_least) && waited < 100; ++waited) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     const uintmax_t now = std::filesystem::file_size(path, ec);
     quiet = now == size ? quiet + 1 : 0;

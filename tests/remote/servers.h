@@ -67,7 +67,7 @@ class Nginx {
     int port = 0;
   };
   // Every request logged so far by a server that logs to `log` (a file name under dir/logs).
-  std::vector<Request> requests(const std::string& log = "access.log") const;
+  std::vector<Request> requests(const std::string& log = "access.log", size_t at_least = 0) const;
   const std::string& dir() const { return dir_; }
 
  private:
