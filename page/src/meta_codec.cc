@@ -280,25 +280,36 @@ Decoded inflate(const format::Superblock& sb, std::span<const uint8_t> region, s
   if (pos != region.size()) return {"the metadata region has bytes after its last block", {}};
   d.table = blocks.size() * sizeof(format::MetaBlock);
 
-  std::vector<uint8_t> stored(sb.meta_usize);
+  // One section at a time: inflate its blocks into a scratch buffer, then undo its transform into `out`.
+  // Peak memory is the region, `out` and the largest section, not two copies of everything (a million
+  // files: 120 MB instead of 164).
+  out.assign(sb.meta_usize, 0);  // zeros between sections
+  std::vector<uint8_t> stored;
   std::vector<uint8_t> failed(blocks.size(), 0);
   std::vector<gdeflate::Decompressor> decs(std::max(threads, 1u));
-  parallel_for(blocks.size(), threads, [&](size_t i, unsigned w) {
-    const Block& b = blocks[i];
-    if (b.codec == format::kCodecStored) {
-      std::memcpy(stored.data() + b.dst, region.data() + b.src, b.usize);
-    } else {
-      failed[i] = decs[w].decompress(region.data() + b.src, b.csize, stored.data() + b.dst, b.usize) !=
-                  gdeflate::Status::kOk;
-    }
-  });
-  if (const auto bad = std::find(failed.begin(), failed.end(), 1); bad != failed.end())
-    return {"metadata block " + std::to_string(bad - failed.begin()) + " does not decode", {}};
-  out.assign(sb.meta_usize, 0);  // zeros between sections
-  for (uint32_t s = 0; s < format::kSectionCount; ++s)
-    from_stored(static_cast<Section>(s),
-                std::span<const uint8_t>(stored).subspan(sections[s].offset, sections[s].size),
-                out.data() + sections[s].offset);
+  for (uint32_t s = 0; s < format::kSectionCount; ++s) {
+    const format::SectionRef& sec = sections[s];
+    size_t first = 0;
+    while (first < blocks.size() && blocks[first].section != s) ++first;
+    size_t end = first;
+    while (end < blocks.size() && blocks[end].section == s) ++end;
+    if (first == end) continue;
+    stored.resize(sec.size);
+    parallel_for(end - first, threads, [&](size_t k, unsigned w) {
+      const Block& b = blocks[first + k];
+      uint8_t* dst = stored.data() + (b.dst - sec.offset);  // plan_blocks lays a section's blocks inside it
+      if (b.codec == format::kCodecStored)
+        std::memcpy(dst, region.data() + b.src, b.usize);
+      else
+        failed[first + k] =
+            decs[w].decompress(region.data() + b.src, b.csize, dst, b.usize) != gdeflate::Status::kOk;
+    });
+    if (const auto bad = std::find(failed.begin() + first, failed.begin() + end, 1);
+        bad != failed.begin() + end)
+      return {"metadata block " + std::to_string(bad - failed.begin()) + " does not decode", {}};
+    from_stored(static_cast<Section>(s), std::span<const uint8_t>(stored.data(), sec.size),
+                out.data() + sec.offset);
+  }
   return d;
 }
 
