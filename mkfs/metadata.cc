@@ -32,6 +32,8 @@ class Blob {
   // so that it can never point one past the end of the blob.
   uint32_t add_raw(std::string_view s) { return s.empty() ? 0 : add(std::string(s)); }
   const std::string& bytes() const { return bytes_; }
+  // Lookups are over: frees the dedupe index (at a million names it outweighs the blob).
+  void drop_index() { offsets_ = {}; }
 
  private:
   uint32_t add(std::string s) {
@@ -54,18 +56,24 @@ class Builder {
       : scan_(scan), tree_(tree), pack_(pack) {}
 
   Metadata build() {
+    inodes_.reserve(tree_.inode_count());
     for (uint32_t ino = 1; ino <= tree_.inode_count(); ++ino) inodes_.push_back(make_inode(ino));
+    // Peak memory at a million files is set here: free the dedupe indexes, size the output once (a
+    // growing vector briefly holds twice its bytes), and free each table once it is copied.
+    blob_.drop_index();
+    attr_index_ = {};
     Metadata m;
     out_ = &m.bytes;
+    out_->reserve(total_bytes());
     using namespace format;
-    m.sections[kSecInodes] = add_table(inodes_);
-    m.sections[kSecAttrs] = add_table(attrs_);
-    m.sections[kSecDirents] = add_table(dirents_);
+    m.sections[kSecInodes] = move_table(inodes_);
+    m.sections[kSecAttrs] = move_table(attrs_);
+    m.sections[kSecDirents] = move_table(dirents_);
     m.sections[kSecPages] = add_table(pack_.pages.entries);
     m.sections[kSecSparse] = add_table(pack_.sparse);
     m.sections[kSecHoleRuns] = add_table(pack_.runs);
-    m.sections[kSecXattrSets] = add_table(xattr_sets_);
-    m.sections[kSecXattrPairs] = add_table(xattr_pairs_);
+    m.sections[kSecXattrSets] = move_table(xattr_sets_);
+    m.sections[kSecXattrPairs] = move_table(xattr_pairs_);
     m.sections[kSecBlob] = add_section(blob_.bytes().data(), blob_.bytes().size());
     return m;
   }
@@ -147,6 +155,24 @@ class Builder {
   template <typename T>
   format::SectionRef add_table(const std::vector<T>& v) {
     return add_section(v.data(), v.size() * sizeof(T));
+  }
+  template <typename T>
+  format::SectionRef move_table(std::vector<T>& v) {
+    const format::SectionRef ref = add_table(v);
+    v = {};
+    return ref;
+  }
+  // The metadata's size: every section, each aligned as add_section aligns it.
+  uint64_t total_bytes() const {
+    uint64_t n = 0;
+    for (const uint64_t size :
+         {inodes_.size() * sizeof(format::Inode), attrs_.size() * sizeof(format::Attr),
+          dirents_.size() * sizeof(format::Dirent), pack_.pages.entries.size() * sizeof(format::PageEntry),
+          pack_.sparse.size() * sizeof(format::SparseFile), pack_.runs.size() * sizeof(format::HoleRun),
+          xattr_sets_.size() * sizeof(format::XattrSet), xattr_pairs_.size() * sizeof(format::XattrPair),
+          uint64_t{blob_.bytes().size()}})
+      n = format::align_up(n, format::kSectionAlign) + size;
+    return n;
   }
 
   format::SectionRef add_section(const void* p, size_t n) {
