@@ -24,6 +24,16 @@ struct Match {
   uint32_t dist;
 };
 
+inline int bsr(uint32_t x) {
+  return 31 - __builtin_clz(x);
+}
+
+// Rough value of a match in bits saved: each matched byte is worth ~4 bits more than the token costs,
+// and every doubling of the distance adds an extra bit to the token.
+inline int score(const Match& m) {
+  return 4 * static_cast<int>(m.len) - bsr(m.dist);
+}
+
 class HashChainMF {
  public:
   static constexpr unsigned kBits = 16;
