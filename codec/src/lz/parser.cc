@@ -26,7 +26,7 @@ std::unique_ptr<Parser> make_parser(int level) {
       {16, 32, 1024, 0, 0, 8},    // 4
       {20, 32, 1024, 1, 8, 0},    // 5
       {35, 65, 2048, 1, 8, 0},    // 6
-      {64, 130, 4096, 2, 16, 0},  // 7
+      {64, 130, 2048, 2, 16, 0},  // 7
   };
   // {depth, nice, passes}
   static constexpr lz::OptParams kOpt[] = {
