@@ -75,18 +75,34 @@ class GreedyParser final : public Parser {
   TokenSpan parse(const uint8_t* in, size_t n) override {
     mf_.reset();
     Token* t = buf_.begin();
-    const uint32_t limit = n >= 4 ? static_cast<uint32_t>(n - 3) : 0;
+    const uint32_t n32 = static_cast<uint32_t>(n);
+    const uint32_t limit = n >= 4 ? n32 - 3 : 0;
+    const ChainParams p = p_;
     uint32_t pos = 0;
     while (pos < limit) {
-      const uint32_t max_len = min_u32(static_cast<uint32_t>(n - pos), kMaxMatch);
-      const Match m = mf_.find(in, pos, max_len, p_.depth, p_.nice, p_.max_dist3);
+      Match m = mf_.find(in, pos, min_u32(n32 - pos, kMaxMatch), p.depth, p.nice, p.max_dist3);
       if (m.dist == 0) {
         *t++ = Token::literal(in[pos++]);
         continue;
       }
+      // A short match often hides a longer one a byte later (a 3-byte match cut from a word's start):
+      // one look-ahead for short matches only costs little, as most matched bytes sit in long matches.
+      uint32_t next_insert = pos + 1;
+      if (m.len < p.peek && pos + 1 < limit) {
+        const uint32_t max_len = min_u32(n32 - pos - 1, kMaxMatch);
+        const Match next = m.len < max_len
+                               ? mf_.find(in, pos + 1, max_len, p.depth, p.nice, p.max_dist3, m.len - 1)
+                               : Match{0, 0};
+        next_insert = pos + 2;
+        if (m.len >= max_len) mf_.insert(in, pos + 1);
+        if (next.dist != 0 && score(next) - score(m) > 2) {
+          *t++ = Token::literal(in[pos++]);
+          m = next;
+        }
+      }
       *t++ = Token::match(m.len, m.dist);
       const uint32_t end = min_u32(pos + m.len, limit);
-      for (uint32_t p = pos + 1; p < end; ++p) mf_.insert(in, p);
+      for (uint32_t q = next_insert; q < end; ++q) mf_.insert(in, q);
       pos += m.len;
     }
     while (pos < n) *t++ = Token::literal(in[pos++]);

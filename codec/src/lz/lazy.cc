@@ -7,16 +7,6 @@
 namespace gdfs::gdeflate::lz {
 namespace {
 
-inline int bsr(uint32_t x) {
-  return 31 - __builtin_clz(x);
-}
-
-// Rough value of a match in bits saved: each matched byte is worth ~4 bits more than the token costs,
-// and every doubling of the distance adds an extra bit to the token.
-inline int score(const Match& m) {
-  return 4 * static_cast<int>(m.len) - bsr(m.dist);
-}
-
 class LazyParser final : public Parser {
  public:
   explicit LazyParser(const ChainParams& p) : p_(p) {}
@@ -58,7 +48,8 @@ class LazyParser final : public Parser {
         // Like zlib's good_length: once the match in hand is good, a longer one is unlikely enough
         // that a quarter of the search effort suffices.
         const unsigned depth = cur.len >= p.good ? (p.depth + 3) / 4 : p.depth;
-        const Match next = find(pos + 1, cur.len, depth);
+        // A match of equal length counts too: when it is much closer, its distance code is cheaper.
+        const Match next = find(pos + 1, cur.len - 1, depth);
         if (next.dist != 0 && score(next) - score(cur) > 2) {
           *t++ = Token::literal(in[pos++]);
           cur = next;
