@@ -217,20 +217,39 @@ class Packer {
     if (o_.dedupe) tails_.try_emplace(key, ref);
   }
 
-  // Byte-for-byte check of a tail dedupe candidate. An earlier pack is read back from the image; the
-  // last one read is kept, since equal tails tend to come close together.
+  // Byte-for-byte check of a tail dedupe candidate. An earlier pack is read back from the image and
+  // decoded; the last kPackCache packs read are kept (least recently used goes first), since a tree of
+  // tiny files matches tails all over its packs and decoding a pack for each match was a tenth of its
+  // build time.
   bool tail_matches(const TailRef& ref, const std::vector<uint8_t>& tail) {
-    const std::vector<uint8_t>* pack = &pack_;
-    if (ref.pack != pack_entries_.size()) {
-      if (cached_pack_ != ref.pack) {
-        cached_pack_ = format::kNone;
-        read_entry(image_, pipeline_.committed(pack_entries_[ref.pack]), dec_, stored_, cached_);
-        cached_pack_ = ref.pack;
-      }
-      pack = &cached_;
-    }
+    const std::vector<uint8_t>* pack = ref.pack == pack_entries_.size() ? &pack_ : &packed(ref.pack);
     return ref.offset + tail.size() <= pack->size() &&
            std::memcmp(pack->data() + ref.offset, tail.data(), tail.size()) == 0;
+  }
+
+  static constexpr size_t kPackCache = 64;  // decoded packs kept: 4 MiB at 64 KiB pages
+  struct CachedPack {
+    uint32_t pack = format::kNone;
+    uint64_t used = 0;
+    std::vector<uint8_t> bytes;
+  };
+  const std::vector<uint8_t>& packed(uint32_t pack) {
+    ++pack_clock_;
+    pack_cache_.reserve(kPackCache);  // never moves afterwards: references handed out stay valid
+    CachedPack* slot = nullptr;
+    for (CachedPack& c : pack_cache_) {
+      if (c.pack == pack) {
+        c.used = pack_clock_;
+        return c.bytes;
+      }
+      if (!slot || c.used < slot->used) slot = &c;
+    }
+    if (pack_cache_.size() < kPackCache) slot = &pack_cache_.emplace_back();
+    slot->pack = format::kNone;  // until the read succeeds
+    read_entry(image_, pipeline_.committed(pack_entries_[pack]), dec_, stored_, slot->bytes);
+    slot->pack = pack;
+    slot->used = pack_clock_;
+    return slot->bytes;
   }
 
   void flush_pack() {
@@ -262,8 +281,9 @@ class Packer {
   std::vector<uint32_t> pack_entries_;  // tail pack ordinal -> page table index
   std::unordered_map<Key, TailRef, KeyHash> tails_;
   PageDecoder dec_;
-  std::vector<uint8_t> stored_, cached_;
-  uint32_t cached_pack_ = format::kNone;
+  std::vector<uint8_t> stored_;
+  std::vector<CachedPack> pack_cache_;  // at most kPackCache
+  uint64_t pack_clock_ = 0;
 
   Prefetcher prefetch_;  // after everything small_files() reads
   // Last: its destructor stops the threads before anything they use goes away.
