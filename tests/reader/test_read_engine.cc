@@ -355,6 +355,20 @@ TEST(ImagePrefetch, ASeekStartsOverAndTheImageEndBoundsTheStretch) {
   }
 }
 
+TEST(ImagePrefetch, ADroppedStretchIsAskedForAgain) {
+  ImagePrefetch p(1000 * kMiB);
+  p.on_fetch(0, 4096, 8 * kMiB);
+  p.on_fetch(4096, 8192, 8 * kMiB);
+  const auto s = p.on_fetch(8192, 12288, 8 * kMiB);
+  ASSERT_GT(s.length, 0u);
+  p.dropped(s);  // the pool was saturated
+  const auto again = p.on_fetch(12288, 16384, 8 * kMiB);
+  // Asked for again, from where the reader now is (it fetched 12288..16384 itself) to past the
+  // dropped stretch's end.
+  EXPECT_EQ(again.offset, 16384u);
+  EXPECT_GE(again.offset + again.length, s.offset + s.length);
+}
+
 TEST(ImagePrefetch, ConcurrentReadersSlightlyOutOfOrderStillMakeAWalk) {
   ImagePrefetch p(1000 * kMiB);
   // Two threads' fetches interleaved: each starts up to a page behind the furthest end seen.

@@ -409,6 +409,22 @@ TEST(RemoteUnits, PrefetchStoreForgetsFailedChunksAndStaysWithinItsCapacity) {
   EXPECT_EQ(small.copy(8 * 1024, 2048, out.data()), Copied::kYes);
 }
 
+TEST(RemoteUnits, PrefetchStoreGivenUpChunksSendWaitersToFetchThemselves) {
+  const auto image = pattern(8192);
+  gdfs::remote::PrefetchStore store(image.size(), 1024, 1 << 20);
+  auto claims = store.claim(0, 1024);
+  ASSERT_EQ(claims.size(), 1u);
+  std::atomic<Copied> result{Copied::kYes};
+  std::vector<uint8_t> out(1024);
+  std::thread waiter([&] { result = store.copy(0, 1024, out.data()); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  store.finish(claims[0].first, claims[0].second, nullptr, /*tried=*/false);  // never fetched
+  waiter.join();
+  EXPECT_EQ(result.load(), Copied::kAbsent) << "no fetch was tried: the reader must fetch, not fail";
+  EXPECT_EQ(store.held_bytes(), 0u);
+  EXPECT_EQ(store.claim(0, 1024).size(), 1u);
+}
+
 TEST(RemoteUnits, PrefetchStoreUnderManyThreads) {
   const auto image = pattern(1 << 20);
   gdfs::remote::PrefetchStore store(image.size(), 4096, 256 << 10);

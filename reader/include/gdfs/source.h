@@ -48,17 +48,24 @@ class Source {
   virtual const char* kind() const = 0;
   // A local file's descriptor, which the io_uring fetcher reads directly; -1 for other sources.
   virtual int fd() const { return -1; }
-  // Reads [offset, offset + length) ahead of need into memory the source keeps (bounded), so that a
-  // read() of those bytes soon after needs no request of its own; a stretch already held or being read is
-  // not read again. Blocking: the engine calls it from a background thread when a reader goes through the
-  // image in order (a tree walk crossing files). Never throws for a failed fetch: the bytes are then
-  // simply not held, and read() fetches them itself. Returns the bytes it fetched.
-  virtual uint64_t prefetch(uint64_t offset, uint64_t length) {
+  // A stretch being read ahead of need into memory the source keeps (bounded), so that a read() of it
+  // soon after needs no request of its own. start_prefetch() claims the stretch at once: a read() of it
+  // from then on waits for the prefetch rather than send the same request. run() then fetches it
+  // (blocking: the engine calls it on a background thread). Destroyed without run(), it gives the
+  // stretch up and waiting reads fetch for themselves. A fetch that fails leaves nothing held and never
+  // throws; the reads waiting on it fail as their own fetch would have (same retries and deadline).
+  class Prefetch {
+   public:
+    virtual ~Prefetch() = default;
+    virtual void run() = 0;
+  };
+  // Null when nothing in [offset, offset + length) is left to claim, or the source keeps nothing.
+  virtual std::unique_ptr<Prefetch> start_prefetch(uint64_t offset, uint64_t length) {
     (void)offset;
     (void)length;
-    return 0;
+    return nullptr;
   }
-  // How far ahead prefetch() is worth calling, from what the source measured of its link (latency times
+  // How far ahead start_prefetch() is worth calling, from what the source measured of its link (latency times
   // bandwidth); 0 for sources that keep nothing (local files: the kernel's page cache reads ahead).
   virtual uint64_t prefetch_window() const { return 0; }
   // The source's own counters for the reader's statistics (remote: requests, retries, disk cache hits),

@@ -28,6 +28,11 @@ ImagePrefetch::Stretch ImagePrefetch::on_fetch(uint64_t start, uint64_t end, uin
   return s;
 }
 
+void ImagePrefetch::dropped(const Stretch& s) {
+  std::lock_guard lock(mu_);
+  if (ahead_ == s.offset + s.length) ahead_ = s.offset;  // unless later stretches were scheduled since
+}
+
 uint64_t ImagePrefetch::window() const {
   std::lock_guard lock(mu_);
   return window_;

@@ -34,6 +34,8 @@ class ImagePrefetch {
   // The engine fetched [start, end) of the image for a reader; `cap` is the source's window. Returns the
   // stretch to prefetch now, which the caller must pass to the source (it counts as scheduled).
   Stretch on_fetch(uint64_t start, uint64_t end, uint64_t cap);
+  // The caller could not schedule `s` (the pool was saturated): the next fetch may ask for it again.
+  void dropped(const Stretch& s);
   uint64_t window() const;
 
  private:

@@ -214,15 +214,23 @@ bool ReadEngine::submit_ahead(F task) {
     std::lock_guard lock(ahead_mu_);
     ++ahead_tasks_;
   }
-  pool_.submit([this, task = std::move(task)]() mutable {
-    try {
-      task();
-    } catch (...) {
-      // Readahead is an optimisation: a failure here shows up, and is reported, when the page is read.
-    }
+  auto done = [this] {
     std::lock_guard lock(ahead_mu_);
     if (--ahead_tasks_ == 0) ahead_cv_.notify_all();
-  });
+  };
+  try {
+    pool_.submit([task = std::move(task), done]() mutable {
+      try {
+        task();
+      } catch (...) {
+        // Readahead is an optimisation: a failure here shows up, and is reported, when the page is read.
+      }
+      done();
+    });
+  } catch (...) {
+    done();  // not queued (out of memory): nobody may wait for it
+    return false;
+  }
   return true;
 }
 
@@ -232,8 +240,13 @@ void ReadEngine::prefetch_following(const FetchPlan& plan) {
   const ImagePrefetch::Stretch s = prefetch_->on_fetch(plan.ranges.front().offset, last.offset + last.length,
                                                        image_.source().prefetch_window());
   if (s.length == 0) return;
-  // Dropped when saturated: the readers then fetch for themselves, and the next fetch schedules again.
-  submit_ahead([this, s] { image_.source().prefetch(s.offset, s.length); });
+  // Claimed here, in the reader's thread, so that its next read waits for this stretch rather than
+  // send a request of its own; fetched on the pool.
+  std::shared_ptr<Source::Prefetch> p = image_.source().start_prefetch(s.offset, s.length);
+  if (!p) return;
+  // Dropped when saturated: the stretch is given up (readers fetch for themselves) and rescheduled by
+  // the next fetch.
+  if (!submit_ahead([p] { p->run(); })) prefetch_->dropped(s);
 }
 
 void ReadEngine::load(std::span<Want*> claimed) {

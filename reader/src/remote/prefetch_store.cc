@@ -57,12 +57,14 @@ PrefetchStore::Claims PrefetchStore::claim(uint64_t offset, uint64_t length) {
   return out;
 }
 
-void PrefetchStore::finish(uint64_t index, const std::shared_ptr<Chunk>& chunk, const uint8_t* data) {
+void PrefetchStore::finish(uint64_t index, const std::shared_ptr<Chunk>& chunk, const uint8_t* data,
+                           bool tried) {
   {
     std::lock_guard lock(chunk->mu);
     if (chunk->done) return;  // a second call for the same claim
     if (data) chunk->data.assign(data, data + chunk_length(index));
     chunk->done = true;
+    chunk->tried = tried;
     chunk->cv.notify_all();
   }
   if (data) return;
@@ -92,7 +94,7 @@ PrefetchStore::Copied PrefetchStore::copy(uint64_t offset, uint64_t length, uint
   for (const auto& c : need) {
     std::unique_lock lock(c->mu);
     c->cv.wait(lock, [&] { return c->done; });
-    if (c->data.empty()) return Copied::kFailed;
+    if (c->data.empty()) return c->tried ? Copied::kFailed : Copied::kAbsent;
     const uint64_t in = pos % chunk_;
     const uint64_t n = std::min<uint64_t>(offset + length - pos, c->data.size() - in);
     std::memcpy(dst + (pos - offset), c->data.data() + in, n);

@@ -27,7 +27,8 @@ class PrefetchStore {
     std::mutex mu;
     std::condition_variable cv;
     bool done = false;
-    std::vector<uint8_t> data;  // empty when done: the fetch failed
+    bool tried = false;         // done after a fetch (else given up before one: see finish)
+    std::vector<uint8_t> data;  // empty when done: the fetch failed or was given up
   };
   using Claims = std::vector<std::pair<uint64_t, std::shared_ptr<Chunk>>>;  // (chunk index, chunk)
 
@@ -41,14 +42,16 @@ class PrefetchStore {
   // capacity: prefetching must not push out what readers are about to take.
   Claims claim(uint64_t offset, uint64_t length);
   // Completes a claim with the chunk's bytes (chunk_length(index) of them), or null when the fetch
-  // failed: a failed chunk is forgotten, and readers that waited for it fetch the bytes themselves.
-  void finish(uint64_t index, const std::shared_ptr<Chunk>& chunk, const uint8_t* data);
+  // failed (`tried`) or was given up without one. Either way an empty chunk is forgotten, so later
+  // readers fetch for themselves; readers already waiting fail with it after a failed fetch (kFailed),
+  // and fetch for themselves after a give-up (kAbsent).
+  void finish(uint64_t index, const std::shared_ptr<Chunk>& chunk, const uint8_t* data, bool tried = true);
   enum class Copied { kYes, kAbsent, kFailed };
   // Copies [offset, offset + length) into `dst` when every chunk covering it is held or being fetched
-  // (waiting for the latter): kYes. kAbsent, with `dst` unspecified, when any of them is neither: the
-  // caller fetches the range itself. kFailed when a fetch it waited for failed: that fetch had the same
-  // retries and deadline as the caller's own would, and began earlier, so the caller fails too rather
-  // than wait a second deadline.
+  // (waiting for the latter): kYes. kAbsent, with `dst` unspecified, when any of them is neither, or
+  // was given up: the caller fetches the range itself. kFailed when a fetch it waited for failed: that
+  // fetch had the same retries and deadline as the caller's own would, and began earlier, so the caller
+  // fails too rather than wait a second deadline.
   Copied copy(uint64_t offset, uint64_t length, uint8_t* dst);
 
   uint64_t held_bytes() const;

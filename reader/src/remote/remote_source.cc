@@ -7,8 +7,9 @@
 // blocks on disk are read from there, the missing ones fetched (consecutive ones in one request) and
 // stored. A block another thread is fetching is waited for, not fetched twice.
 //
-// Prefetch: the engine asks for the stretch of image after a sequential reader (prefetch()); it is read
-// the same way into a bounded PrefetchStore in memory, and read() takes ranges from there first.
+// Prefetch: the engine claims the stretch of image after a walk (start_prefetch()) and has it fetched
+// on its pool; it is read the same way into a bounded PrefetchStore in memory, and read() takes ranges
+// from there first, waiting for chunks still in flight.
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -89,47 +90,10 @@ class RemoteSource final : public Source {
     if (!rest.empty()) fetch(rest);
   }
 
-  uint64_t prefetch(uint64_t offset, uint64_t length) override {
+  std::unique_ptr<Prefetch> start_prefetch(uint64_t offset, uint64_t length) override {
     PrefetchStore::Claims claims = store_->claim(offset, length);
-    if (claims.empty()) return 0;
-    // Runs of consecutive chunks, one range each (read_direct splits long ones into parallel requests).
-    struct Run {
-      size_t first, count;
-      Bytes buf;
-    };
-    std::vector<Run> runs;
-    std::vector<ReadRange> ranges;
-    uint64_t fetched = 0;
-    try {
-      for (size_t i = 0; i < claims.size(); ++i) {
-        if (!runs.empty() && claims[i].first == claims[i - 1].first + 1)
-          ++runs.back().count;
-        else
-          runs.push_back(Run{i, 1, {}});
-      }
-      const uint64_t cs = store_->chunk_size();
-      for (Run& run : runs) {
-        const uint64_t start = claims[run.first].first * cs;
-        const uint64_t end = std::min(id_.size, (claims[run.first].first + run.count) * cs);
-        run.buf.resize(end - start);
-        ranges.push_back(ReadRange{start, static_cast<uint32_t>(end - start), run.buf.data(), false});
-      }
-      std::vector<ReadRange*> ptrs;
-      for (ReadRange& r : ranges) ptrs.push_back(&r);
-      fetch(ptrs);
-      for (size_t r = 0; r < runs.size(); ++r) {
-        for (size_t k = 0; k < runs[r].count; ++k) {
-          const auto& [index, chunk] = claims[runs[r].first + k];
-          store_->finish(index, chunk, ranges[r].ok ? runs[r].buf.data() + k * cs : nullptr);
-        }
-        if (ranges[r].ok) fetched += ranges[r].length;
-      }
-    } catch (...) {
-      // Out of memory, say: prefetching is an optimisation; the readers fetch for themselves.
-    }
-    for (const auto& [index, chunk] : claims) store_->finish(index, chunk, nullptr);  // no-op if done
-    prefetched_.fetch_add(fetched, std::memory_order_relaxed);
-    return fetched;
+    if (claims.empty()) return nullptr;
+    return std::make_unique<StoreFetch>(*this, std::move(claims));
   }
 
   uint64_t prefetch_window() const override {
@@ -168,6 +132,62 @@ class RemoteSource final : public Source {
   }
 
  private:
+  // Claimed chunks of the prefetch store, fetched by run() (runs of consecutive chunks, one range each:
+  // read_direct splits long ones into parallel requests). Whatever happens, every claim is finished:
+  // with its bytes, as failed after a fetch, or given up when run() never came.
+  class StoreFetch final : public Prefetch {
+   public:
+    StoreFetch(RemoteSource& src, PrefetchStore::Claims claims) : src_(src), claims_(std::move(claims)) {}
+    ~StoreFetch() override {
+      for (const auto& [index, chunk] : claims_) src_.store_->finish(index, chunk, nullptr, ran_);
+    }
+    void run() override {
+      ran_ = true;
+      try {
+        fetch();
+      } catch (...) {
+        // Out of memory, say: the destructor fails what is left; readers then fail or fetch themselves.
+      }
+    }
+
+   private:
+    void fetch() {
+      struct Run {
+        size_t first, count;
+        Bytes buf;
+      };
+      std::vector<Run> runs;
+      for (size_t i = 0; i < claims_.size(); ++i) {
+        if (!runs.empty() && claims_[i].first == claims_[i - 1].first + 1)
+          ++runs.back().count;
+        else
+          runs.push_back(Run{i, 1, {}});
+      }
+      const uint64_t cs = src_.store_->chunk_size();
+      std::vector<ReadRange> ranges;
+      for (Run& run : runs) {
+        const uint64_t start = claims_[run.first].first * cs;
+        const uint64_t end = std::min(src_.id_.size, (claims_[run.first].first + run.count) * cs);
+        run.buf.resize(end - start);
+        ranges.push_back(ReadRange{start, static_cast<uint32_t>(end - start), run.buf.data(), false});
+      }
+      std::vector<ReadRange*> ptrs;
+      for (ReadRange& r : ranges) ptrs.push_back(&r);
+      src_.fetch(ptrs);
+      for (size_t r = 0; r < runs.size(); ++r) {
+        for (size_t k = 0; k < runs[r].count; ++k) {
+          const auto& [index, chunk] = claims_[runs[r].first + k];
+          src_.store_->finish(index, chunk, ranges[r].ok ? runs[r].buf.data() + k * cs : nullptr);
+        }
+        if (ranges[r].ok) src_.prefetched_.fetch_add(ranges[r].length, std::memory_order_relaxed);
+      }
+    }
+
+    RemoteSource& src_;
+    PrefetchStore::Claims claims_;
+    bool ran_ = false;
+  };
+
   // Ranges not held in memory: through the disk cache when there is one, else straight from the server.
   void fetch(std::span<ReadRange*> ranges) {
     if (cache_)
