@@ -16,16 +16,32 @@
 namespace gdfs::inspect {
 namespace {
 
-// Decodes the stored pages first[i] for i taken from a shared counter, so threads balance themselves.
+// Decodes the stored pages first[i], taken kBatch at a time from a shared counter so that threads
+// balance themselves. Each batch goes to the source in one call: a remote image serves it with
+// concurrent requests rather than one round trip per page.
 void decode_worker(const Image& img, const std::vector<uint64_t>& first, std::atomic<size_t>& next,
                    std::vector<PageStatus>& status) {
+  constexpr size_t kBatch = 32;
   PageDecoder dec;
   std::vector<uint8_t> stored, out(img.page_size());
-  for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < first.size();) {
-    const format::PageEntry& e = img.pages()[first[i]];
-    stored.resize(e.csize);
-    status[i] =
-        img.read_stored(e, stored.data()) ? dec.decode(e, stored.data(), out.data()) : PageStatus::kIoError;
+  std::vector<ReadRange> ranges;
+  for (size_t i; (i = next.fetch_add(kBatch, std::memory_order_relaxed)) < first.size();) {
+    const size_t end = std::min(first.size(), i + kBatch);
+    uint64_t bytes = 0;
+    for (size_t k = i; k < end; ++k) bytes += img.pages()[first[k]].csize;
+    stored.resize(bytes);
+    ranges.clear();
+    bytes = 0;
+    for (size_t k = i; k < end; ++k) {
+      const format::PageEntry& e = img.pages()[first[k]];
+      ranges.push_back(ReadRange{e.offset, e.csize, stored.data() + bytes, false});
+      bytes += e.csize;
+    }
+    img.source().read(ranges);
+    for (size_t k = i; k < end; ++k) {
+      const ReadRange& r = ranges[k - i];
+      status[k] = r.ok ? dec.decode(img.pages()[first[k]], r.dst, out.data()) : PageStatus::kIoError;
+    }
   }
 }
 
