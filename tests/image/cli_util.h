@@ -1,8 +1,11 @@
 // Running mkfs.gdfs and gdfs-inspect in-process, and small image-file helpers for the image tests.
 #pragma once
+#include <gtest/gtest.h>
+
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -36,6 +39,14 @@ inline CliResult run_mkfs(std::vector<std::string> args) {
 }
 inline CliResult run_inspect(std::vector<std::string> args) {
   return run_cli("gdfs-inspect", gdfs::tools::inspect_main, std::move(args));
+}
+
+// gdfs-inspect ARGS --json, parsed; a failed command fails the test (and parses its empty output to null).
+inline nlohmann::json inspect_json(std::vector<std::string> args) {
+  args.push_back("--json");
+  CliResult r = run_inspect(std::move(args));
+  EXPECT_EQ(r.code, 0) << r.err;
+  return r.out.empty() ? nlohmann::json() : nlohmann::json::parse(r.out);
 }
 
 inline std::vector<uint8_t> read_bytes(const std::string& path) {

@@ -70,12 +70,6 @@ class BitpackImage : public ::testing::Test {
     }
   }
   static void TearDownTestSuite() { delete dir_; }
-  static json inspect_json(std::vector<std::string> args) {
-    args.push_back("--json");
-    CliResult r = run_inspect(args);
-    EXPECT_EQ(r.code, 0) << r.err;
-    return json::parse(r.out);
-  }
   static void expect_verifies_and_extracts(const std::string& image) {
     CliResult v = run_inspect({"verify", image});
     EXPECT_EQ(v.code, 0) << v.out << v.err;

@@ -112,12 +112,6 @@ class IncompressibleImage : public ::testing::Test {
     write_text_file(src_ + "/notes.txt", 2 * kPage + 99, 13);
   }
   static void TearDownTestSuite() { delete dir_; }
-  static json inspect_json(std::vector<std::string> args) {
-    args.push_back("--json");
-    CliResult r = run_inspect(args);
-    EXPECT_EQ(r.code, 0) << r.err;
-    return json::parse(r.out);
-  }
   static inline TempDir* dir_ = nullptr;
   static inline std::string src_;
 };

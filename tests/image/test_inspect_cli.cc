@@ -29,12 +29,6 @@ class Inspect : public ::testing::Test {
     ASSERT_EQ(r.code, 0) << r.err;
   }
   static void TearDownTestSuite() { delete dir_; }
-  static json run_json(std::vector<std::string> args) {
-    args.push_back("--json");
-    CliResult r = run_inspect(args);
-    EXPECT_EQ(r.code, 0) << r.err;
-    return json::parse(r.out);
-  }
   static inline TempDir* dir_ = nullptr;
   static inline std::string image_;
 };
@@ -44,7 +38,7 @@ TEST_F(Inspect, Info) {
   ASSERT_EQ(r.code, 0) << r.err;
   for (const char* word : {"2.0", "65536", "dedupe", "tail", "bytes stored", "in memory"})
     EXPECT_NE(r.out.find(word), std::string::npos) << word;
-  json j = run_json({"info", image_});
+  json j = inspect_json({"info", image_});
   ASSERT_TRUE(j.is_object());
   // Every section's stored and inflated size: the stored ones and the block table add up to the
   // metadata region exactly, the inflated ones to at most the inflated metadata (padding between).
@@ -76,13 +70,13 @@ TEST_F(Inspect, Ls) {
   CliResult sub = run_inspect({"ls", image_, "/docs"});
   EXPECT_NE(sub.out.find("manual.txt"), std::string::npos);
   EXPECT_EQ(sub.out.find("small"), std::string::npos);
-  EXPECT_TRUE(run_json({"ls", image_, "/docs"}).dump().find("copy.txt") != std::string::npos);
+  EXPECT_TRUE(inspect_json({"ls", image_, "/docs"}).dump().find("copy.txt") != std::string::npos);
   EXPECT_EQ(run_inspect({"ls", image_, "/nope"}).code, 1);
 }
 
 TEST_F(Inspect, PagesJsonHasOneObjectPerPageInFileOrder) {
   // copy.txt sorts first, so manual.txt is the one whose pages are deduplicated.
-  json j = run_json({"pages", image_, "/docs/manual.txt"});
+  json j = inspect_json({"pages", image_, "/docs/manual.txt"});
   ASSERT_TRUE(j.contains("pages"));
   ASSERT_EQ(j["pages"].size(), 5u);
   for (size_t i = 0; i < 5; ++i) {
@@ -99,7 +93,7 @@ TEST_F(Inspect, PagesJsonHasOneObjectPerPageInFileOrder) {
   };
   EXPECT_TRUE(has_flag(j["pages"][0], "dedupe")) << j["pages"][0].dump();
   EXPECT_TRUE(has_flag(j["pages"][4], "tail")) << j["pages"][4].dump();
-  json h = run_json({"pages", image_, "/holes"});
+  json h = inspect_json({"pages", image_, "/holes"});
   ASSERT_EQ(h["pages"].size(), 4u);
   EXPECT_EQ(h["pages"][1]["codec"], "hole");
   EXPECT_EQ(h["pages"][0]["codec"], "gdeflate");
@@ -117,7 +111,7 @@ TEST_F(Inspect, Stats) {
   CliResult r = run_inspect({"stats", image_});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("manual.txt"), std::string::npos) << r.out;  // among the largest files
-  json j = run_json({"stats", image_});
+  json j = inspect_json({"stats", image_});
   EXPECT_TRUE(j.is_object());
   EXPECT_NE(j.dump().find("dedupe"), std::string::npos);
 }
