@@ -425,6 +425,34 @@ TEST(RemoteUnits, PrefetchStoreGivenUpChunksSendWaitersToFetchThemselves) {
   EXPECT_EQ(store.claim(0, 1024).size(), 1u);
 }
 
+// A reader must never wait for a prefetch nobody has started (a pool thread waiting on a task queued
+// behind it would wait forever): it runs the owner itself, and the owner's later run does nothing.
+TEST(RemoteUnits, PrefetchStoreRunsAnUnstartedOwnerInsteadOfWaiting) {
+  const auto image = pattern(4096);
+  gdfs::remote::PrefetchStore store(image.size(), 1024, 1 << 20);
+  struct Fetch : gdfs::Source::Prefetch {
+    gdfs::remote::PrefetchStore* store = nullptr;
+    const std::vector<uint8_t>* image = nullptr;
+    gdfs::remote::PrefetchStore::Claims claims;
+    std::atomic<int> runs{0}, fetches{0};
+    void run() override {
+      if (runs++ > 0) return;
+      ++fetches;
+      for (auto& [i, c] : claims) store->finish(i, c, image->data() + i * 1024);
+    }
+  };
+  auto fetch = std::make_shared<Fetch>();
+  fetch->store = &store;
+  fetch->image = &image;
+  fetch->claims = store.claim(0, 4096, fetch);
+  ASSERT_EQ(fetch->claims.size(), 4u);
+  std::vector<uint8_t> out(3000);
+  EXPECT_EQ(store.copy(500, 3000, out.data()), Copied::kYes) << "the reader ran the fetch itself";
+  EXPECT_TRUE(std::equal(out.begin(), out.end(), image.begin() + 500));
+  fetch->run();  // the pool task, later
+  EXPECT_EQ(fetch->fetches.load(), 1);
+}
+
 TEST(RemoteUnits, PrefetchStoreUnderManyThreads) {
   const auto image = pattern(1 << 20);
   gdfs::remote::PrefetchStore store(image.size(), 4096, 256 << 10);

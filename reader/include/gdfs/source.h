@@ -51,7 +51,10 @@ class Source {
   // A stretch being read ahead of need into memory the source keeps (bounded), so that a read() of it
   // soon after needs no request of its own. start_prefetch() claims the stretch at once: a read() of it
   // from then on waits for the prefetch rather than send the same request. run() then fetches it
-  // (blocking: the engine calls it on a background thread). Destroyed without run(), it gives the
+  // (blocking: the engine calls it on a background thread). A read() that needs the stretch before the
+  // background thread got to it calls run() itself, so that no reader waits for work that has not
+  // started (a pool thread waiting on a task queued behind it would wait forever); only the first call
+  // of run() does anything, the others return at once. Destroyed without run(), it gives the
   // stretch up and waiting reads fetch for themselves. A fetch that fails leaves nothing held and never
   // throws; the reads waiting on it fail as their own fetch would have (same retries and deadline).
   class Prefetch {
@@ -60,7 +63,7 @@ class Source {
     virtual void run() = 0;
   };
   // Null when nothing in [offset, offset + length) is left to claim, or the source keeps nothing.
-  virtual std::unique_ptr<Prefetch> start_prefetch(uint64_t offset, uint64_t length) {
+  virtual std::shared_ptr<Prefetch> start_prefetch(uint64_t offset, uint64_t length) {
     (void)offset;
     (void)length;
     return nullptr;

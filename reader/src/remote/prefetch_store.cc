@@ -35,7 +35,8 @@ void PrefetchStore::evict_locked() {
   }
 }
 
-PrefetchStore::Claims PrefetchStore::claim(uint64_t offset, uint64_t length) {
+PrefetchStore::Claims PrefetchStore::claim(uint64_t offset, uint64_t length,
+                                           std::weak_ptr<Source::Prefetch> owner) {
   Claims out;
   if (length == 0 || offset >= size_) return out;
   const uint64_t first = offset / chunk_, last = (std::min(size_, offset + length) - 1) / chunk_;
@@ -50,6 +51,7 @@ PrefetchStore::Claims PrefetchStore::claim(uint64_t offset, uint64_t length) {
       break;
     }
     auto c = std::make_shared<Chunk>();
+    c->owner = owner;
     chunks_.emplace(i, c);
     order_.push_back(i);
     out.emplace_back(i, std::move(c));
@@ -92,6 +94,12 @@ PrefetchStore::Copied PrefetchStore::copy(uint64_t offset, uint64_t length, uint
   // Held chunks stay alive through `need` even if evicted meanwhile.
   uint64_t pos = offset;
   for (const auto& c : need) {
+    std::shared_ptr<Source::Prefetch> owner;
+    {
+      std::lock_guard lock(c->mu);
+      if (!c->done) owner = c->owner.lock();
+    }
+    if (owner) owner->run();  // returns at once when it has started elsewhere: then wait for it
     std::unique_lock lock(c->mu);
     c->cv.wait(lock, [&] { return c->done; });
     if (c->data.empty()) return c->tried ? Copied::kFailed : Copied::kAbsent;

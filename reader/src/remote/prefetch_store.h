@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "gdfs/source.h"
+
 namespace gdfs::remote {
 
 class PrefetchStore {
@@ -29,6 +31,8 @@ class PrefetchStore {
     bool done = false;
     bool tried = false;         // done after a fetch (else given up before one: see finish)
     std::vector<uint8_t> data;  // empty when done: the fetch failed or was given up
+    // The prefetch that claimed it: a reader that needs the chunk runs it if nobody has yet.
+    std::weak_ptr<Source::Prefetch> owner;
   };
   using Claims = std::vector<std::pair<uint64_t, std::shared_ptr<Chunk>>>;  // (chunk index, chunk)
 
@@ -40,7 +44,8 @@ class PrefetchStore {
   // Claims, for the caller to fetch, the chunks covering [offset, offset + length) that are neither held
   // nor being fetched, in index order. Claims nothing once the chunks held and in flight fill the
   // capacity: prefetching must not push out what readers are about to take.
-  Claims claim(uint64_t offset, uint64_t length);
+  // `owner` is the prefetch that will fetch them, set before any reader can see the chunks.
+  Claims claim(uint64_t offset, uint64_t length, std::weak_ptr<Source::Prefetch> owner = {});
   // Completes a claim with the chunk's bytes (chunk_length(index) of them), or null when the fetch
   // failed (`tried`) or was given up without one. Either way an empty chunk is forgotten, so later
   // readers fetch for themselves; readers already waiting fail with it after a failed fetch (kFailed),
@@ -48,10 +53,10 @@ class PrefetchStore {
   void finish(uint64_t index, const std::shared_ptr<Chunk>& chunk, const uint8_t* data, bool tried = true);
   enum class Copied { kYes, kAbsent, kFailed };
   // Copies [offset, offset + length) into `dst` when every chunk covering it is held or being fetched
-  // (waiting for the latter): kYes. kAbsent, with `dst` unspecified, when any of them is neither, or
-  // was given up: the caller fetches the range itself. kFailed when a fetch it waited for failed: that
-  // fetch had the same retries and deadline as the caller's own would, and began earlier, so the caller
-  // fails too rather than wait a second deadline.
+  // (waiting for the latter, after running its owner's fetch if that has not started): kYes. kAbsent, with
+  // `dst` unspecified, when any of them is neither, or was given up: the caller fetches the range itself.
+  // kFailed when a fetch it waited for failed: that fetch had the same retries and deadline as the caller's
+  // own would, and began earlier, so the caller fails too rather than wait a second deadline.
   Copied copy(uint64_t offset, uint64_t length, uint8_t* dst);
 
   uint64_t held_bytes() const;

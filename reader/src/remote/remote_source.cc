@@ -90,10 +90,10 @@ class RemoteSource final : public Source {
     if (!rest.empty()) fetch(rest);
   }
 
-  std::unique_ptr<Prefetch> start_prefetch(uint64_t offset, uint64_t length) override {
-    PrefetchStore::Claims claims = store_->claim(offset, length);
-    if (claims.empty()) return nullptr;
-    return std::make_unique<StoreFetch>(*this, std::move(claims));
+  std::shared_ptr<Prefetch> start_prefetch(uint64_t offset, uint64_t length) override {
+    auto fetch = std::make_shared<StoreFetch>(*this);
+    if (!fetch->claim(offset, length)) return nullptr;
+    return fetch;
   }
 
   uint64_t prefetch_window() const override {
@@ -135,14 +135,19 @@ class RemoteSource final : public Source {
   // Claimed chunks of the prefetch store, fetched by run() (runs of consecutive chunks, one range each:
   // read_direct splits long ones into parallel requests). Whatever happens, every claim is finished:
   // with its bytes, as failed after a fetch, or given up when run() never came.
-  class StoreFetch final : public Prefetch {
+  class StoreFetch final : public Prefetch, public std::enable_shared_from_this<StoreFetch> {
    public:
-    StoreFetch(RemoteSource& src, PrefetchStore::Claims claims) : src_(src), claims_(std::move(claims)) {}
+    explicit StoreFetch(RemoteSource& src) : src_(src) {}
     ~StoreFetch() override {
-      for (const auto& [index, chunk] : claims_) src_.store_->finish(index, chunk, nullptr, ran_);
+      for (const auto& [index, chunk] : claims_) src_.store_->finish(index, chunk, nullptr, ran_.load());
+    }
+    // Claims what is free of the stretch, with this as the chunks' owner; false when nothing was.
+    bool claim(uint64_t offset, uint64_t length) {
+      claims_ = src_.store_->claim(offset, length, weak_from_this());
+      return !claims_.empty();
     }
     void run() override {
-      ran_ = true;
+      if (ran_.exchange(true)) return;  // the pool task and a reader that needed a chunk first
       try {
         fetch();
       } catch (...) {
@@ -185,7 +190,7 @@ class RemoteSource final : public Source {
 
     RemoteSource& src_;
     PrefetchStore::Claims claims_;
-    bool ran_ = false;
+    std::atomic<bool> ran_{false};
   };
 
   // Ranges not held in memory: through the disk cache when there is one, else straight from the server.
