@@ -53,15 +53,56 @@ void scan_segment(const Token* t, Sym* s, size_t nt, size_t& i, size_t& pos, siz
   seg.stats.extra_bits = extra;
 }
 
+// Every block boundary at a segment boundary, chosen by dynamic programming over exact block costs:
+// best[j] = min over i < j of best[i] + cost(segments i..j-1). A page has at most 65536 / segment_bytes
+// segments, so this prices at most 136 candidate blocks at 4 KiB segments.
+void split_optimal(const Token* t, size_t nt, const SplitParams& p, Sym* s, std::vector<BlockRange>& out) {
+  std::vector<BlockRange> segs;
+  size_t pos = 0, i = 0;
+  do {
+    BlockRange seg{i, i, pos, pos, {}};
+    scan_segment(t, s, nt, i, pos, seg.byte_begin + p.segment_bytes, seg);
+    seg.tok_end = i;
+    seg.byte_end = pos;
+    segs.push_back(seg);
+  } while (i < nt);
+  const size_t m = segs.size();
+  std::vector<double> best(m + 1, 0.0);
+  std::vector<size_t> from(m + 1, 0);
+  for (size_t j = 1; j <= m; ++j) best[j] = HUGE_VAL;
+  for (size_t a = 0; a < m; ++a) {
+    BlockStats merged{};
+    for (size_t b = a + 1; b <= m; ++b) {
+      merged.add(segs[b - 1].stats);
+      const double c = best[a] + block_cost(merged, true);
+      if (c < best[b]) best[b] = c, from[b] = a;
+    }
+  }
+  std::vector<size_t> cuts;
+  for (size_t j = m; j > 0; j = from[j]) cuts.push_back(j);
+  out.clear();
+  for (size_t k = cuts.size(), a = 0; k-- > 0;) {
+    const size_t b = cuts[k];
+    BlockRange r{segs[a].tok_begin, segs[b - 1].tok_end, segs[a].byte_begin, segs[b - 1].byte_end, {}};
+    for (size_t q = a; q < b; ++q) r.stats.add(segs[q].stats);
+    out.push_back(r);
+    a = b;
+  }
+}
+
 }  // namespace
 
 SplitParams split_params_for_level(int level) {
   if (level <= 3) return {16384, false};
   if (level <= 7) return {8192, false};
-  return {4096, true};
+  // Levels 10-12 try every split at 4 KiB segment boundaries (the near-optimal parser prices each block
+  // with its own model, so a better split also steers the parse): 0.1-0.2% smaller on Go and Linux
+  // sources and Go binaries than the greedy merge, for 136 instead of 16 candidate blocks per page.
+  return {4096, true, level >= 10};
 }
 
 void split_blocks(const Token* t, size_t nt, const SplitParams& p, Sym* s, std::vector<BlockRange>& out) {
+  if (p.optimal) return split_optimal(t, nt, p, s, out);
   out.clear();
   BlockRange cur{0, 0, 0, 0, {}}, seg;
   double cur_cost = 0;

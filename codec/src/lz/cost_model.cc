@@ -43,8 +43,4 @@ void CostModel::fit(const Token* tokens, size_t count) {
   for (unsigned s = 0; s < kNumDistSyms; ++s) dist_[s] = dc[s] + kDistExtra[s] * kScale;
 }
 
-uint32_t CostModel::distance(uint32_t dist) const {
-  return dist_[dist_symbol(dist)];
-}
-
 }  // namespace gdfs::gdeflate::lz

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "../tokens.h"
+#include "gdfs/deflate64.h"
 
 namespace gdfs::gdeflate::lz {
 
@@ -20,8 +21,9 @@ class CostModel {
 
   uint32_t literal(uint8_t b) const { return lit_[b]; }
   uint32_t length(uint32_t len) const { return len_[len < kLongestPriced ? len : kLongestPriced]; }
-  // Cost of the distance slot, extra bits included.
-  uint32_t distance(uint32_t dist) const;
+  // Cost of the distance slot, extra bits included. Inline: the minimum-cost path asks once per match
+  // at every position (out of line it was 6% of level 12).
+  uint32_t distance(uint32_t dist) const { return dist_[dist_symbol(dist)]; }
 
  private:
   uint32_t lit_[256];

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "../block_split.h"
 #include "bt_matchfinder.h"
 #include "cost_model.h"
 #include "lz_util.h"
@@ -25,7 +26,7 @@ class NearOptimalParser final : public Parser {
     // real first parse that still reflects this page's literal and match mix.
     Token* end = greedy_tokens(in, n32);
     for (unsigned pass = 0; pass < p_.passes; ++pass) {
-      model_.fit(buf_.data(), static_cast<size_t>(end - buf_.data()));
+      fit_models(static_cast<size_t>(end - buf_.data()));
       min_cost_path(in, n32);
       end = path_tokens(n32);
     }
@@ -77,13 +78,27 @@ class NearOptimalParser final : public Parser {
     return t;
   }
 
+  // One cost model per block that the previous path would be split into: a page often joins files (or
+  // parts of one) whose statistics differ, and each block gets Huffman codes of its own.
+  void fit_models(size_t count) {
+    if (syms_.size() < count) syms_.resize(count);
+    split_blocks(buf_.data(), count, p_.split, syms_.data(), ranges_);
+    if (models_.size() < ranges_.size()) models_.resize(ranges_.size());
+    for (size_t k = 0; k < ranges_.size(); ++k)
+      models_[k].fit(buf_.data() + ranges_[k].tok_begin, ranges_[k].tok_end - ranges_[k].tok_begin);
+  }
+
   // Backward dynamic program: cost_[i] is the cheapest way to code in[i..n); choice_[i] its first token.
+  // A token is priced by the model of the block it starts in.
   // For each match, every length from just past the previous (shorter) match up to its own is tried
   // with its distance: shorter prefixes of a match are matches too, and can end on a cheaper boundary.
   void min_cost_path(const uint8_t* in, uint32_t n) {
     cost_[n] = 0;
+    size_t block = ranges_.size() - 1;
     for (uint32_t i = n; i-- > 0;) {
-      uint32_t best = cost_[i + 1] + model_.literal(in[i]);
+      while (i < ranges_[block].byte_begin) --block;
+      const CostModel& model = models_[block];
+      uint32_t best = cost_[i + 1] + model.literal(in[i]);
       Token pick = Token::literal(in[i]);
       // A length can be served by any match at least that long; the nearest one's distance is the
       // cheapest. Lists run from short to long, so take the minimum over each match's successors.
@@ -95,9 +110,9 @@ class NearOptimalParser final : public Parser {
       uint32_t len = kMinMatch;
       for (uint32_t k = a; k < b; ++k) {
         const uint32_t dist = near_[k - a];
-        const uint32_t dcost = model_.distance(dist);
+        const uint32_t dcost = model.distance(dist);
         for (; len <= cache_[k].len; ++len) {
-          const uint32_t c = dcost + model_.length(len) + cost_[i + len];
+          const uint32_t c = dcost + model.length(len) + cost_[i + len];
           if (c < best) {
             best = c;
             pick = Token::match(len, dist);
@@ -121,7 +136,9 @@ class NearOptimalParser final : public Parser {
 
   OptParams p_;
   BtMatchFinder mf_;
-  CostModel model_;
+  std::vector<CostModel> models_;
+  std::vector<BlockRange> ranges_;
+  std::vector<Sym> syms_;
   std::vector<uint32_t> first_;
   std::vector<uint32_t> cost_;
   std::vector<Token> choice_;

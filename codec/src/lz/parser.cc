@@ -41,7 +41,9 @@ std::unique_ptr<Parser> make_parser(int level) {
   if (level < 1 || level > 12) throw std::invalid_argument("gdeflate: parser level must be 1..12");
   if (level == 1) return lz::make_fastest_parser();
   if (level <= 7) return lz::make_chain_parser(kChain[level - 2]);
-  return lz::make_near_optimal_parser(kOpt[level - 8]);
+  lz::OptParams opt = kOpt[level - 8];
+  opt.split = split_params_for_level(level);
+  return lz::make_near_optimal_parser(opt);
 }
 
 }  // namespace gdfs::gdeflate

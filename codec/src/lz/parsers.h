@@ -3,6 +3,7 @@
 
 #include <memory>
 
+#include "../block_split.h"
 #include "parser.h"
 
 namespace gdfs::gdeflate::lz {
@@ -19,9 +20,10 @@ struct ChainParams {
 
 // Binary-tree match finder plus minimum-cost parsing.
 struct OptParams {
-  unsigned depth;   // tree nodes examined per search
-  uint32_t nice;    // matches this long end the search and are taken as they are
-  unsigned passes;  // cost-model refinement passes (each re-runs the minimum-cost path)
+  unsigned depth;                 // tree nodes examined per search
+  uint32_t nice;                  // matches this long end the search and are taken as they are
+  unsigned passes;                // cost-model refinement passes (each re-runs the minimum-cost path)
+  SplitParams split{4096, true};  // how the encoder will split the page: each pass prices per block
 };
 
 std::unique_ptr<Parser> make_fastest_parser();
