@@ -22,7 +22,7 @@ double estimate_bits(const uint32_t* f, unsigned n, unsigned* used) {
 double block_cost(const BlockStats& s, bool exact) {
   if (exact) {
     BlockCodes c;
-    c.build_dynamic(s);
+    c.build_dynamic_lengths(s);
     return 3.0 + c.header_bits + static_cast<double>(c.data_bits(s));
   }
   unsigned used = 0;

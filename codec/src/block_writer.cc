@@ -81,13 +81,18 @@ unsigned rle_lengths(const uint8_t* lens, unsigned n, uint16_t* out) {
 }  // namespace
 
 void BlockCodes::build_dynamic(const BlockStats& s) {
+  build_dynamic_lengths(s);
+  build_canonical_codes(litlen_len.data(), kNumLitlenSyms, litlen_code.data());
+  build_canonical_codes(dist_len.data(), kNumDistSyms, dist_code.data());
+  build_canonical_codes(pre_len.data(), kNumPrecodeSyms, pre_code.data());
+}
+
+void BlockCodes::build_dynamic_lengths(const BlockStats& s) {
   std::array<uint32_t, kNumLitlenSyms> lf = s.litlen;
   lf[kEob] = 1;
   build_code_lengths(lf.data(), kNumUsableLitlen, kMaxCodeLen, litlen_len.data());
   litlen_len[286] = litlen_len[287] = 0;
   build_code_lengths(s.dist.data(), kNumDistSyms, kMaxCodeLen, dist_len.data());
-  build_canonical_codes(litlen_len.data(), kNumLitlenSyms, litlen_code.data());
-  build_canonical_codes(dist_len.data(), kNumDistSyms, dist_code.data());
 
   hlit = kNumUsableLitlen;
   while (hlit > 257 && litlen_len[hlit - 1] == 0) --hlit;
@@ -101,7 +106,6 @@ void BlockCodes::build_dynamic(const BlockStats& s) {
   std::array<uint32_t, kNumPrecodeSyms> pf{};
   for (unsigned j = 0; j < nrle; ++j) ++pf[rle[j] & 31];
   build_code_lengths(pf.data(), kNumPrecodeSyms, kMaxPrecodeLen, pre_len.data());
-  build_canonical_codes(pre_len.data(), kNumPrecodeSyms, pre_code.data());
   hclen = kNumPrecodeSyms;
   while (hclen > 4 && pre_len[kPrecodePerm[hclen - 1]] == 0) --hclen;
 

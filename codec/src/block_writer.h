@@ -91,6 +91,9 @@ struct BlockCodes {
   uint32_t header_bits = 0;  // bits of the dynamic header after BFINAL/BTYPE
 
   void build_dynamic(const BlockStats& s);  // optimal lengths for `s` (EOB counted once)
+  // The code lengths and header_bits of build_dynamic, without the codes themselves: enough to price a
+  // candidate block, which block splitting does far more often than it emits one.
+  void build_dynamic_lengths(const BlockStats& s);
   void build_fixed();
   uint64_t data_bits(const BlockStats& s) const;  // symbols + extra bits + EOB
 };
