@@ -3,12 +3,87 @@
 // Greedy parsers: level 1 (one-entry hash table) and levels 2-4 (hash chains).
 #include <algorithm>
 
+#include "../block_split.h"
 #include "hash_chain.h"
 #include "lz_util.h"
 #include "parsers.h"
 
 namespace gdfs::gdeflate::lz {
 namespace {
+
+// Where the level-1 parse goes: plain tokens, or symbols counted into segments (SegmentWriter).
+class TokenWriter {
+ public:
+  explicit TokenWriter(Token* t) : t_(t) {}
+  void literal(uint32_t, uint8_t b) { *t_++ = Token::literal(b); }
+  void match(uint32_t, uint32_t len, uint32_t dist) { *t_++ = Token::match(len, dist); }
+  void finish(uint32_t) {}
+  Token* end() const { return t_; }
+
+ private:
+  Token* t_;
+};
+
+// Symbols and segment statistics as split_blocks' scan makes them: a segment ends before the first token
+// that starts at or past segment_bytes from the segment's first byte. Literals are not counted into
+// dist[kNoDist] one by one: a segment's literal count is its token count less its matches.
+class SegmentWriter {
+ public:
+  SegmentWriter(Sym* s, size_t segment_bytes, std::vector<BlockRange>& segs)
+      : s0_(s), s_(s), seg_bytes_(static_cast<uint32_t>(segment_bytes)), segs_(segs) {
+    segs_.clear();
+    open(0);
+  }
+  void literal(uint32_t pos, uint8_t b) {
+    if (pos >= limit_) [[unlikely]]
+      next(pos);
+    *s_++ = {b, 0, kNoDist, 0};
+    ++litlen_[b];
+  }
+  void match(uint32_t pos, uint32_t len, uint32_t dist) {
+    if (pos >= limit_) [[unlikely]]
+      next(pos);
+    const unsigned ls = length_symbol(len), ds = dist_symbol(dist);
+    *s_++ = {static_cast<uint16_t>(ls), static_cast<uint16_t>(len - kLenBase[ls - 257]),
+             static_cast<uint16_t>(ds), static_cast<uint16_t>(dist - kDistBase[ds])};
+    ++litlen_[ls];
+    ++dist_[ds];
+    extra_ += kLitlenExtraBySym[ls] + kDistExtraBySym[ds];
+  }
+  void finish(uint32_t n) { close(n); }
+  size_t count() const { return static_cast<size_t>(s_ - s0_); }
+
+ private:
+  void open(uint32_t pos) {
+    segs_.emplace_back();
+    BlockRange& seg = segs_.back();
+    seg.tok_begin = count();
+    seg.byte_begin = pos;
+    litlen_ = seg.stats.litlen.data();
+    dist_ = seg.stats.dist.data();
+    extra_ = 0;
+    limit_ = pos + seg_bytes_;
+  }
+  void close(uint32_t pos) {
+    BlockRange& seg = segs_.back();
+    seg.tok_end = count();
+    seg.byte_end = pos;
+    uint32_t matches = 0;
+    for (unsigned k = 0; k < kNumDistSyms; ++k) matches += seg.stats.dist[k];
+    seg.stats.dist[kNoDist] = static_cast<uint32_t>(seg.tok_end - seg.tok_begin) - matches;
+    seg.stats.extra_bits = extra_;
+  }
+  void next(uint32_t pos) {
+    close(pos);
+    open(pos);
+  }
+
+  Sym *s0_, *s_;
+  uint32_t seg_bytes_, limit_ = 0;
+  std::vector<BlockRange>& segs_;
+  uint32_t *litlen_ = nullptr, *dist_ = nullptr;
+  uint64_t extra_ = 0;
+};
 
 // Level 1: each 4-byte hash bucket remembers its two newest positions. Empty slots hold 0, which is a
 // real earlier position, so no "empty" marker is needed: the 4-byte compare rejects false candidates.
@@ -19,8 +94,22 @@ class FastestParser final : public Parser {
   FastestParser() : table_(2u << kBits) {}
 
   TokenSpan parse(const uint8_t* in, size_t n) override {
+    TokenWriter w(buf_.begin());
+    run(in, n, w);
+    return buf_.finish(w.end());
+  }
+
+  size_t parse_segments(const uint8_t* in, size_t n, size_t segment_bytes, Sym* s,
+                        std::vector<BlockRange>& segs) override {
+    SegmentWriter w(s, segment_bytes, segs);
+    run(in, n, w);
+    return w.count();
+  }
+
+ private:
+  template <class Out>
+  void run(const uint8_t* in, size_t n, Out& out) {
     std::fill(table_.begin(), table_.end(), 0);
-    Token* t = buf_.begin();
     const uint32_t limit = n >= 4 ? static_cast<uint32_t>(n - 3) : 0;  // pos < limit: 4 bytes readable
     uint32_t pos = 0;
     uint16_t* tab = table_.data();
@@ -33,7 +122,8 @@ class FastestParser final : public Parser {
       const bool ok0 = c0 < pos && load32(in + c0) == v;
       const bool ok1 = c1 < pos && load32(in + c1) == v;
       if (!ok0 && !ok1) {
-        *t++ = Token::literal(in[pos++]);
+        out.literal(pos, in[pos]);
+        ++pos;
         continue;
       }
       const uint32_t max_len = min_u32(static_cast<uint32_t>(n - pos), kMaxMatch);
@@ -42,7 +132,7 @@ class FastestParser final : public Parser {
         const uint32_t len1 = match_len_from(in + c1, in + pos, 4, max_len);
         if (len1 > len) len = len1, cand = c1;
       }
-      *t++ = Token::match(len, pos - cand);
+      out.match(pos, len, pos - cand);
       // Index the covered bytes too: repeats inside the match are what the next matches need most.
       // Inside a long match only its first and last kEdge bytes: the middle of a long repeat mostly
       // pushes useful older positions out of the two-entry buckets (on pages.bin skipping it makes the
@@ -58,11 +148,10 @@ class FastestParser final : public Parser {
       }
       pos += len;
     }
-    while (pos < n) *t++ = Token::literal(in[pos++]);
-    return buf_.finish(t);
+    for (; pos < n; ++pos) out.literal(pos, in[pos]);
+    out.finish(static_cast<uint32_t>(n));
   }
 
- private:
   std::vector<uint16_t> table_;
   TokenBuf buf_;
 };
