@@ -2,6 +2,7 @@
 
 // Greedy parsers: level 1 (one-entry hash table) and levels 2-4 (hash chains).
 #include <algorithm>
+#include <array>
 
 #include "../block_split.h"
 #include "hash_chain.h"
@@ -24,6 +25,21 @@ class TokenWriter {
   Token* t_;
 };
 
+// Symbols by table rather than by length_symbol / dist_symbol, whose range tests are branches that
+// mispredict on every other match. kDistSym: distance - 1 below 256, else 256 + ((distance - 1) >> 7)
+// (from 256 on, the bits below the top two no longer pick the symbol).
+constexpr auto kLenSym = [] {
+  std::array<uint16_t, 259> t{};
+  for (uint32_t len = kMinMatch; len <= 258; ++len) t[len] = static_cast<uint16_t>(length_symbol(len));
+  return t;
+}();
+constexpr auto kDistSym = [] {
+  std::array<uint8_t, 256 + 512> t{};
+  for (uint32_t d = 0; d < 256; ++d) t[d] = static_cast<uint8_t>(dist_symbol(d + 1));
+  for (uint32_t k = 2; k < 512; ++k) t[256 + k] = static_cast<uint8_t>(dist_symbol((k << 7) + 1));
+  return t;
+}();
+
 // Symbols and segment statistics as split_blocks' scan makes them: a segment ends before the first token
 // that starts at or past segment_bytes from the segment's first byte. Literals are not counted into
 // dist[kNoDist] one by one: a segment's literal count is its token count less its matches.
@@ -43,7 +59,8 @@ class SegmentWriter {
   void match(uint32_t pos, uint32_t len, uint32_t dist) {
     if (pos >= limit_) [[unlikely]]
       next(pos);
-    const unsigned ls = length_symbol(len), ds = dist_symbol(dist);
+    const unsigned ls = kLenSym[len < 258 ? len : 258],
+                   ds = kDistSym[dist <= 256 ? dist - 1 : 256 + ((dist - 1) >> 7)];
     *s_++ = {static_cast<uint16_t>(ls), static_cast<uint16_t>(len - kLenBase[ls - 257]),
              static_cast<uint16_t>(ds), static_cast<uint16_t>(dist - kDistBase[ds])};
     ++litlen_[ls];
