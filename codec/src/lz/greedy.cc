@@ -3,6 +3,8 @@
 // Greedy parsers: level 1 (one-entry hash table) and levels 2-4 (hash chains).
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <cstring>
 
 #include "../block_split.h"
 #include "hash_chain.h"
@@ -53,7 +55,7 @@ class SegmentWriter {
   void literal(uint32_t pos, uint8_t b) {
     if (pos >= limit_) [[unlikely]]
       next(pos);
-    *s_++ = {b, 0, kNoDist, 0};
+    put(b | uint64_t{kNoDist} << 32);
     ++litlen_[b];
   }
   void match(uint32_t pos, uint32_t len, uint32_t dist) {
@@ -61,11 +63,10 @@ class SegmentWriter {
       next(pos);
     const unsigned ls = kLenSym[len < 258 ? len : 258],
                    ds = kDistSym[dist <= 256 ? dist - 1 : 256 + ((dist - 1) >> 7)];
-    *s_++ = {static_cast<uint16_t>(ls), static_cast<uint16_t>(len - kLenBase[ls - 257]),
-             static_cast<uint16_t>(ds), static_cast<uint16_t>(dist - kDistBase[ds])};
+    put(ls | uint64_t{len - kLenBase[ls - 257]} << 16 | uint64_t{ds} << 32 |
+        uint64_t{dist - kDistBase[ds]} << 48);
     ++litlen_[ls];
     ++dist_[ds];
-    extra_ += kLitlenExtraBySym[ls] + kDistExtraBySym[ds];
   }
   void finish(uint32_t n) { close(n); }
   size_t count() const { return static_cast<size_t>(s_ - s0_); }
@@ -78,7 +79,6 @@ class SegmentWriter {
     seg.byte_begin = pos;
     litlen_ = seg.stats.litlen.data();
     dist_ = seg.stats.dist.data();
-    extra_ = 0;
     limit_ = pos + seg_bytes_;
   }
   void close(uint32_t pos) {
@@ -88,7 +88,17 @@ class SegmentWriter {
     uint32_t matches = 0;
     for (unsigned k = 0; k < kNumDistSyms; ++k) matches += seg.stats.dist[k];
     seg.stats.dist[kNoDist] = static_cast<uint32_t>(seg.tok_end - seg.tok_begin) - matches;
-    seg.stats.extra_bits = extra_;
+    // Extra bits follow from the counts: cheaper once per segment than once per match.
+    uint64_t extra = 0;
+    for (unsigned k = 257; k < kNumUsableLitlen; ++k)
+      extra += uint64_t{seg.stats.litlen[k]} * kLitlenExtraBySym[k];
+    for (unsigned k = 0; k < kNumDistSyms; ++k) extra += uint64_t{seg.stats.dist[k]} * kDistExtraBySym[k];
+    seg.stats.extra_bits = extra;
+  }
+  // One Sym as one 8-byte store (lsym, lextra, dsym, dextra from the low end), not four 2-byte ones.
+  void put(uint64_t sym) {
+    static_assert(sizeof(Sym) == 8 && std::endian::native == std::endian::little);
+    std::memcpy(s_++, &sym, 8);
   }
   void next(uint32_t pos) {
     close(pos);
@@ -99,7 +109,6 @@ class SegmentWriter {
   uint32_t seg_bytes_, limit_ = 0;
   std::vector<BlockRange>& segs_;
   uint32_t *litlen_ = nullptr, *dist_ = nullptr;
-  uint64_t extra_ = 0;
 };
 
 // Level 1: each 4-byte hash bucket remembers its two newest positions. Empty slots hold 0, which is a
