@@ -31,6 +31,7 @@ struct Compressor::Impl {
   SplitParams split;
   std::vector<Sym> syms;
   Steps steps, fixed_steps;
+  std::vector<BlockRange> segments;  // from parsers that count symbols themselves
   std::vector<BlockRange> blocks;
   std::vector<BlockCodes> codes;  // dynamic codes, per block
   std::vector<BlockType> types;   // planned type, per block
@@ -127,15 +128,19 @@ size_t Compressor::Impl::compress(const uint8_t* in, size_t n, uint8_t* out, siz
   writer.reset();
   bool coded = false;
   if (level > 0 && n > 0) {
-    const Parser::TokenSpan tokens = parser->parse(in, n);
     // Grow only: growing zero-fills, which would cost a memset on every page with more tokens than
-    // the one before.
-    if (syms.size() < tokens.size) {
-      syms.resize(tokens.size);
-      steps.resize(tokens.size);
-      fixed_steps.resize(tokens.size);
+    // the one before. A page has at most one token per byte.
+    if (syms.size() < n) {
+      syms.resize(n);
+      steps.resize(n);
+      fixed_steps.resize(n);
     }
-    split_blocks(tokens.begin, tokens.size, split, syms.data(), blocks);
+    if (parser->parse_segments(in, n, split.segment_bytes, syms.data(), segments) != SIZE_MAX) {
+      merge_segments(segments, split, blocks);
+    } else {
+      const Parser::TokenSpan tokens = parser->parse(in, n);
+      split_blocks(tokens.begin, tokens.size, split, syms.data(), blocks);
+    }
     coded = plan_blocks(n);
   }
   for (size_t k = 0; coded && k < blocks.size(); ++k) {

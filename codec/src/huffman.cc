@@ -7,20 +7,29 @@
 namespace gdfs::gdeflate {
 namespace {
 
-struct Leaf {
-  uint32_t freq;
-  uint16_t sym;
-};
+// A leaf as one sort key: frequency above the symbol, so plain integer order is (freq, sym) order and
+// sorting needs no comparator (the struct-and-lambda sort was a visible share of level 1's time).
+using LeafKey = uint64_t;
+constexpr unsigned kSymBits = 9;  // n <= 288
+inline uint32_t leaf_freq(LeafKey k) {
+  return static_cast<uint32_t>(k >> kSymBits);
+}
+inline unsigned leaf_sym(LeafKey k) {
+  return static_cast<unsigned>(k & ((1u << kSymBits) - 1));
+}
 
 // Depth of every leaf in an optimal (unlimited) Huffman tree, by the two-queue method: the leaves
 // are sorted, and internal nodes are created in non-decreasing weight order, so both queues stay sorted.
-void optimal_depths(const Leaf* leaves, unsigned n, unsigned* depth) {
-  std::array<uint64_t, 2 * 288> weight{};
-  std::array<uint16_t, 2 * 288> parent{};
+//
+// Scratch arrays are left uninitialised: every entry read was written first, and zeroing ~9 KiB per
+// code was a visible share of level 1's time (a page builds several codes).
+void optimal_depths(const LeafKey* leaves, unsigned n, unsigned* depth) {
+  std::array<uint64_t, 2 * 288> weight;
+  std::array<uint16_t, 2 * 288> parent;
   unsigned leaf_i = 0, node_i = n, node_end = n;
   auto take = [&]() -> unsigned {
-    if (leaf_i < n && (node_i == node_end || leaves[leaf_i].freq <= weight[node_i])) {
-      weight[leaf_i] = leaves[leaf_i].freq;
+    if (leaf_i < n && (node_i == node_end || leaf_freq(leaves[leaf_i]) <= weight[node_i])) {
+      weight[leaf_i] = leaf_freq(leaves[leaf_i]);
       return leaf_i++;
     }
     return node_i++;
@@ -33,9 +42,9 @@ void optimal_depths(const Leaf* leaves, unsigned n, unsigned* depth) {
     ++node_end;
   }
   // The root is node_end - 1; walk down from it (parents always have higher indices).
-  std::array<unsigned, 2 * 288> d{};
+  std::array<uint16_t, 2 * 288> d;
   d[node_end - 1] = 0;
-  for (int i = static_cast<int>(node_end) - 2; i >= 0; --i) d[i] = d[parent[i]] + 1;
+  for (int i = static_cast<int>(node_end) - 2; i >= 0; --i) d[i] = static_cast<uint16_t>(d[parent[i]] + 1);
   for (unsigned i = 0; i < n; ++i) depth[i] = d[i];
 }
 
@@ -62,29 +71,63 @@ void limit_lengths(unsigned* count, unsigned max_depth, unsigned max_len) {
   }
 }
 
+// Bytes with their bits reversed: canonical codes are sent LSB-first, and a table beats a bit loop.
+constexpr auto kRev8 = [] {
+  std::array<uint8_t, 256> t{};
+  for (unsigned v = 0; v < 256; ++v) {
+    unsigned r = 0;
+    for (unsigned b = 0; b < 8; ++b) r |= ((v >> b) & 1u) << (7 - b);
+    t[v] = static_cast<uint8_t>(r);
+  }
+  return t;
+}();
+
+// Sorts leaves by (freq, sym): a stable LSD radix sort on the frequency bytes, over leaves that arrive
+// in symbol order. A few hundred keys with frequencies below 2^16 take two counting passes, where
+// std::sort spent about twice as long comparing.
+void sort_leaves(LeafKey* leaves, unsigned n) {
+  uint32_t max_freq = 0;
+  for (unsigned i = 0; i < n; ++i) max_freq |= leaf_freq(leaves[i]);
+  std::array<LeafKey, 288> tmp;
+  LeafKey *src = leaves, *dst = tmp.data();
+  for (unsigned shift = 0; shift < 32 && (max_freq >> shift) != 0; shift += 8) {
+    std::array<uint16_t, 256> start{};
+    for (unsigned i = 0; i < n; ++i) ++start[(leaf_freq(src[i]) >> shift) & 255];
+    unsigned sum = 0;
+    for (unsigned d = 0; d < 256; ++d) {
+      const unsigned c = start[d];
+      start[d] = static_cast<uint16_t>(sum);
+      sum += c;
+    }
+    for (unsigned i = 0; i < n; ++i) dst[start[(leaf_freq(src[i]) >> shift) & 255]++] = src[i];
+    std::swap(src, dst);
+  }
+  if (src != leaves) std::copy(src, src + n, leaves);
+}
+
 }  // namespace
 
 void build_code_lengths(const uint32_t* freq, unsigned n, unsigned max_len, uint8_t* lens) {
   assert(n <= 288 && n >= 2 && max_len >= 1 && max_len <= 15);
-  std::array<Leaf, 288> leaves;
+  std::array<LeafKey, 288> leaves;
   unsigned used = 0;
   for (unsigned s = 0; s < n; ++s) {
     lens[s] = 0;
-    if (freq[s]) leaves[used++] = {freq[s], static_cast<uint16_t>(s)};
+    if (freq[s]) leaves[used++] = LeafKey{freq[s]} << kSymBits | s;
   }
   if (used < 2) {
     // Pad to a complete two-symbol code: the used symbol (if any) plus the lowest other one.
-    const unsigned a = used ? leaves[0].sym : 0;
+    const unsigned a = used ? leaf_sym(leaves[0]) : 0;
     const unsigned b = a == 0 ? 1 : 0;
     lens[a] = lens[b] = 1;
     return;
   }
-  std::sort(leaves.begin(), leaves.begin() + used,
-            [](const Leaf& x, const Leaf& y) { return x.freq != y.freq ? x.freq < y.freq : x.sym < y.sym; });
-  std::array<unsigned, 288> depth{};
+  sort_leaves(leaves.data(), used);
+  std::array<unsigned, 288> depth;
   optimal_depths(leaves.data(), used, depth.data());
   unsigned max_depth = 0;
-  std::array<unsigned, 2 * 288> count{};
+  std::array<unsigned, 288> count;  // depths are below `used`
+  std::fill(count.begin(), count.begin() + used, 0u);
   for (unsigned i = 0; i < used; ++i) {
     ++count[depth[i]];
     max_depth = std::max(max_depth, depth[i]);
@@ -93,7 +136,7 @@ void build_code_lengths(const uint32_t* freq, unsigned n, unsigned max_len, uint
   // Hand the longest lengths to the rarest symbols (leaves are sorted by rising frequency).
   unsigned len = std::min(max_depth, max_len), i = 0;
   for (; len > 0; --len) {
-    for (unsigned k = 0; k < count[len]; ++k) lens[leaves[i++].sym] = static_cast<uint8_t>(len);
+    for (unsigned k = 0; k < count[len]; ++k) lens[leaf_sym(leaves[i++])] = static_cast<uint8_t>(len);
   }
   assert(i == used);
 }
@@ -113,9 +156,8 @@ void build_canonical_codes(const uint8_t* lens, unsigned n, uint16_t* codes) {
       codes[s] = 0;
       continue;
     }
-    unsigned c = next[len]++, rev = 0;
-    for (unsigned b = 0; b < len; ++b) rev |= ((c >> b) & 1u) << (len - 1 - b);
-    codes[s] = static_cast<uint16_t>(rev);
+    const unsigned c = next[len]++;
+    codes[s] = static_cast<uint16_t>(((kRev8[c & 255] << 8) | kRev8[c >> 8]) >> (16 - len));
   }
 }
 

@@ -10,10 +10,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "../tokens.h"
 
 namespace gdfs::gdeflate {
+
+struct Sym;
+struct BlockRange;
 
 class Parser {
  public:
@@ -32,6 +36,16 @@ class Parser {
     size_t size;
   };
   virtual TokenSpan parse(const uint8_t* in, size_t n) = 0;
+
+  // The same parse, delivered as symbols (s[0..count), count returned) and as segments of about
+  // `segment_bytes` input bytes each with their statistics, exactly as split_blocks would cut and count
+  // the tokens. Parsers that can do this while parsing (level 1, where a separate pass over the tokens
+  // is a sixth of the time) override it; the others return SIZE_MAX and the caller parses to tokens.
+  // s must hold n entries.
+  virtual size_t parse_segments(const uint8_t*, size_t, size_t /*segment_bytes*/, Sym*,
+                                std::vector<BlockRange>&) {
+    return SIZE_MAX;
+  }
 };
 
 // Parser for `level` in 1..12. The object owns its scratch memory and is reused across pages.
