@@ -69,7 +69,7 @@ void scan_segment(const Token* t, Sym* s, size_t nt, size_t& i, size_t& pos, siz
 // Every block boundary at a segment boundary, chosen by dynamic programming over block costs:
 // best[j] = min over i < j of best[i] + cost(segments i..j-1). A page has at most 65536 / segment_bytes
 // segments, so this prices at most 136 candidate blocks at 4 KiB segments.
-void split_optimal(const std::vector<BlockRange>& segs, std::vector<BlockRange>& out) {
+void split_optimal(const std::vector<BlockRange>& segs, bool exact, std::vector<BlockRange>& out) {
   const size_t m = segs.size();
   std::vector<double> best(m + 1, 0.0);
   std::vector<size_t> from(m + 1, 0);
@@ -78,7 +78,7 @@ void split_optimal(const std::vector<BlockRange>& segs, std::vector<BlockRange>&
     BlockStats merged{};
     for (size_t b = a + 1; b <= m; ++b) {
       merged.add(segs[b - 1].stats);
-      const double c = best[a] + block_cost(merged, p.exact_cost);
+      const double c = best[a] + block_cost(merged, exact);
       if (c < best[b]) best[b] = c, from[b] = a;
     }
   }
@@ -147,7 +147,7 @@ void split_blocks(const Token* t, size_t nt, const SplitParams& p, Sym* s, std::
       seg.byte_end = pos;
       segs.push_back(seg);
     } while (i < nt);
-    return split_optimal(segs, out);
+    return split_optimal(segs, p.exact_cost, out);
   }
   BlockMerger merger(p.exact_cost, out);
   BlockRange seg;
@@ -165,7 +165,7 @@ void split_blocks(const Token* t, size_t nt, const SplitParams& p, Sym* s, std::
 }
 
 void merge_segments(const std::vector<BlockRange>& segs, const SplitParams& p, std::vector<BlockRange>& out) {
-  if (p.optimal) return split_optimal(segs, out);
+  if (p.optimal) return split_optimal(segs, p.exact_cost, out);
   BlockMerger merger(p.exact_cost, out);
   for (const BlockRange& seg : segs) merger.add(seg);
   merger.finish();
