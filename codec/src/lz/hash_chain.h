@@ -82,26 +82,43 @@ class HashChainMF {
     }
 
     Match best{min_len, 0};
-    // best.len < max_len holds inside the loop, so cur[best.len] is in bounds.
-    while (cand != 0 && depth-- != 0) {
-      const uint8_t* m = in + cand - 1;
-      if (m[best.len] == cur[best.len] && load32(m) == v) {
-        const uint32_t len = match_len_from(m, cur, 4, max_len);
-        if (len > best.len) {
-          best = {len, static_cast<uint32_t>(cur - m)};
-          if (len >= nice || len >= max_len) break;
-        }
+    if (best.len < 4) {
+      // No match yet: any candidate whose first 4 bytes agree beats min_len.
+      for (;; cand = prev_[cand - 1]) {
+        if (cand == 0 || depth-- == 0) return len3(in, pos, best, cand3, max_dist3);
+        if (load32(in + cand - 1) == v) break;
       }
+      const uint8_t* m = in + cand - 1;
+      best = {match_len_from(m, cur, 4, max_len), static_cast<uint32_t>(cur - m)};
+      if (best.len >= nice || best.len >= max_len) return best;
       cand = prev_[cand - 1];
     }
-    if (best.len < 3 && cand3 != 0 && pos + 1 - cand3 <= max_dist3) {
-      const uint8_t* m = in + cand3 - 1;
-      if ((load32(m) & 0xFFFFFF) == (v & 0xFFFFFF)) best = {3, static_cast<uint32_t>(cur - m)};
+    // A candidate longer than best.len (>= 4) matches the 4 bytes ending at best.len and the first 4:
+    // checking both rejects most candidates before the extension loop runs. best.len < max_len, so
+    // cur[best.len] is in bounds.
+    while (cand != 0 && depth-- != 0) {
+      const uint8_t* m = in + cand - 1;
+      cand = prev_[cand - 1];
+      if (load32(m + best.len - 3) != load32(cur + best.len - 3) || load32(m) != v) continue;
+      const uint32_t len = match_len_from(m, cur, 4, max_len);
+      if (len > best.len) {
+        best = {len, static_cast<uint32_t>(cur - m)};
+        if (len >= nice || len >= max_len) break;
+      }
     }
     return best;
   }
 
  private:
+  // The nearest length-3 match, for a search that found nothing longer than best.len (< 4).
+  static Match len3(const uint8_t* in, uint32_t pos, Match best, uint32_t cand3, uint32_t max_dist3) {
+    if (best.len < 3 && cand3 != 0 && pos + 1 - cand3 <= max_dist3) {
+      const uint8_t* m = in + cand3 - 1;
+      if (((load32(m) ^ load32(in + pos)) & 0xFFFFFF) == 0) best = {3, pos + 1 - cand3};
+    }
+    return best;
+  }
+
   std::vector<uint16_t> head_;
   std::vector<uint16_t> head3_;
   std::vector<uint16_t> prev_;
