@@ -32,7 +32,7 @@ class LazyParser final : public Parser {
         mf.insert(in, pos);
         return {0, 0};
       }
-      return mf.find(in, pos, max_len, depth, p.nice, p.max_dist3, min_len);
+      return mf.find<true>(in, pos, max_len, depth, p.nice, p.max_dist3, min_len);
     };
 
     Token* t = buf_.begin();
