@@ -7,12 +7,15 @@
 namespace gdfs::gdeflate::lz {
 namespace {
 
-// Skipping in long literal runs: after kSkipAfter searches in a row found nothing, each further miss
-// also passes over 1 + (misses - kSkipAfter) / kSkipGrowth bytes. Incompressible stretches (about a
-// quarter of pages.bin) then cost a fraction of the searches: level 6 on pages.bin went from 0.75 to
-// ~1.04 of libdeflate's speed for 0.09% more output there (0.0-0.02% on Go and Linux sources and Go
-// binaries). Without the growth (one byte skipped per miss) it was only 0.84 of libdeflate's speed.
-constexpr uint32_t kSkipAfter = 64, kSkipGrowth = 64;
+// Skipping searches in long literal runs: after kSkipAfter searches in a row found nothing, each
+// further miss also passes over min(1 + (misses - kSkipAfter) / kSkipGrowth, kSkipMax) bytes without
+// searching them. Incompressible stretches (about a quarter of pages.bin) then cost mostly hash
+// insertions: level 6 on pages.bin went from 0.75 to ~0.96 of libdeflate's speed for 0.03% more output
+// there (none on Go and Linux sources, 0.01% on Go binaries). The skipped bytes must stay indexed:
+// leaving them out was faster still (~1.04) but lost every match into them, which made a TZif file (a
+// run of unique timestamps, then repeats) 15% larger. kSkipMax bounds how late a repeat after random
+// bytes is found; a larger one gained no speed.
+constexpr uint32_t kSkipAfter = 64, kSkipGrowth = 16, kSkipMax = 8;
 
 class LazyParser final : public Parser {
  public:
@@ -49,12 +52,12 @@ class LazyParser final : public Parser {
       Match cur = find(pos, 0, p.depth);
       if (cur.dist == 0) {
         *t++ = Token::literal(in[pos++]);
-        // Deep in a run of failed searches the data is most likely incompressible: skip ahead, more
-        // the longer the run, neither searching nor indexing the bytes skipped.
+        // Deep in a run of failed searches the data is most likely incompressible: skip searches, more
+        // the longer the run. The bytes skipped are still indexed (by the next find) for later matches.
         if (++misses > kSkipAfter) {
-          const uint32_t stop = min_u32(pos + 1 + (misses - kSkipAfter) / kSkipGrowth, limit);
+          const uint32_t skip = min_u32(1 + (misses - kSkipAfter) / kSkipGrowth, kSkipMax);
+          const uint32_t stop = min_u32(pos + skip, limit);
           while (pos < stop) *t++ = Token::literal(in[pos++]);
-          next_insert = pos;
         }
         continue;
       }
