@@ -74,7 +74,8 @@ class LazyParser final : public Parser {
           cur = next;
           continue;
         }
-        if (p.lazy_steps >= 2 && pos + 2 < limit && cur.len + 1 < p.nice) {
+        // Level 6 looks two bytes ahead only past short matches (peek), where a deferral pays most.
+        if ((p.lazy_steps >= 2 || cur.len < p.peek) && pos + 2 < limit && cur.len + 1 < p.nice) {
           const Match next2 = find(pos + 2, cur.len + 1, depth);
           if (next2.dist != 0 && score(next2) - score(cur) > 6) {
             *t++ = Token::literal(in[pos++]);
