@@ -3,6 +3,7 @@
 #include "hash_chain.h"
 #include "lz_util.h"
 #include "parsers.h"
+#include "token_writers.h"
 
 namespace gdfs::gdeflate::lz {
 namespace {
@@ -22,9 +23,24 @@ class LazyParser final : public Parser {
   explicit LazyParser(const ChainParams& p) : p_(p) {}
 
   TokenSpan parse(const uint8_t* in, size_t n) override {
+    TokenWriter w(buf_.begin());
+    run(in, n, w);
+    return buf_.finish(w.end());
+  }
+
+  size_t parse_segments(const uint8_t* in, size_t n, size_t segment_bytes, Sym* s,
+                        std::vector<BlockRange>& segs) override {
+    SegmentWriter w(s, segment_bytes, segs);
+    run(in, n, w);
+    return w.count();
+  }
+
+ private:
+  template <class Out>
+  void run(const uint8_t* in, size_t n, Out& out) {
     mf_.reset();
-    // Everything the loop touches lives in locals: token stores are uint32 stores, which the compiler
-    // would otherwise have to assume may overwrite uint32 members, forcing reloads.
+    // Everything the loop touches lives in locals: token and count stores are uint32 stores, which the
+    // compiler would otherwise have to assume may overwrite uint32 members, forcing reloads.
     const uint32_t n32 = static_cast<uint32_t>(n);
     const uint32_t limit = n >= 4 ? n32 - 3 : 0;
     const ChainParams p = p_;
@@ -45,19 +61,19 @@ class LazyParser final : public Parser {
       return mf.find<true>(in, pos, max_len, depth, p.nice, p.max_dist3, min_len);
     };
 
-    Token* t = buf_.begin();
     uint32_t pos = 0;
     uint32_t misses = 0;  // searches in a row that found nothing
     while (pos < limit) {
       Match cur = find(pos, 0, p.depth);
       if (cur.dist == 0) {
-        *t++ = Token::literal(in[pos++]);
+        out.literal(pos, in[pos]);
+        ++pos;
         // Deep in a run of failed searches the data is most likely incompressible: skip searches, more
         // the longer the run. The bytes skipped are still indexed (by the next find) for later matches.
         if (++misses > kSkipAfter) {
           const uint32_t skip = min_u32(1 + (misses - kSkipAfter) / kSkipGrowth, kSkipMax);
           const uint32_t stop = min_u32(pos + skip, limit);
-          while (pos < stop) *t++ = Token::literal(in[pos++]);
+          for (; pos < stop; ++pos) out.literal(pos, in[pos]);
         }
         continue;
       }
@@ -70,7 +86,8 @@ class LazyParser final : public Parser {
         // A match of equal length counts too: when it is much closer, its distance code is cheaper.
         const Match next = find(pos + 1, cur.len - 1, depth);
         if (next.dist != 0 && score(next) - score(cur) > 2) {
-          *t++ = Token::literal(in[pos++]);
+          out.literal(pos, in[pos]);
+          ++pos;
           cur = next;
           continue;
         }
@@ -78,24 +95,24 @@ class LazyParser final : public Parser {
         if ((p.lazy_steps >= 2 || cur.len < p.peek) && pos + 2 < limit && cur.len + 1 < p.nice) {
           const Match next2 = find(pos + 2, cur.len + 1, depth);
           if (next2.dist != 0 && score(next2) - score(cur) > 6) {
-            *t++ = Token::literal(in[pos++]);
-            *t++ = Token::literal(in[pos++]);
+            out.literal(pos, in[pos]);
+            out.literal(pos + 1, in[pos + 1]);
+            pos += 2;
             cur = next2;
             continue;
           }
         }
         break;
       }
-      *t++ = Token::match(cur.len, cur.dist);
+      out.match(pos, cur.len, cur.dist);
       const uint32_t end = min_u32(pos + cur.len, limit);
       for (; next_insert < end; ++next_insert) mf.insert(in, next_insert);
       pos += cur.len;
     }
-    while (pos < n32) *t++ = Token::literal(in[pos++]);
-    return buf_.finish(t);
+    for (; pos < n32; ++pos) out.literal(pos, in[pos]);
+    out.finish(n32);
   }
 
- private:
   ChainParams p_;
   HashChainMF mf_;
   TokenBuf buf_;
