@@ -11,26 +11,14 @@ namespace {
 
 // Level 1: each 4-byte hash bucket remembers its two newest positions. Empty slots hold 0, which is a
 // real earlier position, so no "empty" marker is needed: the 4-byte compare rejects false candidates.
-class FastestParser final : public Parser {
+class FastestParser final : public WriterParser<FastestParser> {
  public:
   static constexpr unsigned kBits = 15;
   static constexpr uint32_t kLongMatch = 32, kEdge = 8;
   FastestParser() : table_(1u << kBits) {}
 
-  TokenSpan parse(const uint8_t* in, size_t n) override {
-    TokenWriter w(buf_.begin());
-    run(in, n, w);
-    return buf_.finish(w.end());
-  }
-
-  size_t parse_segments(const uint8_t* in, size_t n, size_t segment_bytes, Sym* s,
-                        std::vector<BlockRange>& segs) override {
-    SegmentWriter w(s, segment_bytes, segs);
-    run(in, n, w);
-    return w.count();
-  }
-
  private:
+  friend class WriterParser;
   template <class Out>
   void run(const uint8_t* in, size_t n, Out& out) {
     std::fill(table_.begin(), table_.end(), 0);
@@ -81,28 +69,15 @@ class FastestParser final : public Parser {
   // written whole: two 16-bit stores followed by a 32-bit load of the same bucket (a run revisits its
   // bucket at once) defeat store-to-load forwarding, which cost about an eighth of the parse.
   std::vector<uint32_t> table_;
-  TokenBuf buf_;
 };
 
 // Levels 2-4: take the longest match at each position, searching `depth` chain entries.
-class GreedyParser final : public Parser {
+class GreedyParser final : public WriterParser<GreedyParser> {
  public:
   explicit GreedyParser(const ChainParams& p) : p_(p) {}
 
-  TokenSpan parse(const uint8_t* in, size_t n) override {
-    TokenWriter w(buf_.begin());
-    run(in, n, w);
-    return buf_.finish(w.end());
-  }
-
-  size_t parse_segments(const uint8_t* in, size_t n, size_t segment_bytes, Sym* s,
-                        std::vector<BlockRange>& segs) override {
-    SegmentWriter w(s, segment_bytes, segs);
-    run(in, n, w);
-    return w.count();
-  }
-
  private:
+  friend class WriterParser;
   template <class Out>
   void run(const uint8_t* in, size_t n, Out& out) {
     mf_.reset();
@@ -144,7 +119,6 @@ class GreedyParser final : public Parser {
 
   ChainParams p_;
   HashChainMF mf_;
-  TokenBuf buf_;
 };
 
 }  // namespace

@@ -18,24 +18,12 @@ namespace {
 // bytes is found; a larger one gained no speed.
 constexpr uint32_t kSkipAfter = 64, kSkipGrowth = 16, kSkipMax = 8;
 
-class LazyParser final : public Parser {
+class LazyParser final : public WriterParser<LazyParser> {
  public:
   explicit LazyParser(const ChainParams& p) : p_(p) {}
 
-  TokenSpan parse(const uint8_t* in, size_t n) override {
-    TokenWriter w(buf_.begin());
-    run(in, n, w);
-    return buf_.finish(w.end());
-  }
-
-  size_t parse_segments(const uint8_t* in, size_t n, size_t segment_bytes, Sym* s,
-                        std::vector<BlockRange>& segs) override {
-    SegmentWriter w(s, segment_bytes, segs);
-    run(in, n, w);
-    return w.count();
-  }
-
  private:
+  friend class WriterParser;
   template <class Out>
   void run(const uint8_t* in, size_t n, Out& out) {
     mf_.reset();
@@ -115,7 +103,6 @@ class LazyParser final : public Parser {
 
   ChainParams p_;
   HashChainMF mf_;
-  TokenBuf buf_;
 };
 
 }  // namespace

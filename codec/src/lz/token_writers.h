@@ -10,6 +10,7 @@
 
 #include "../block_split.h"
 #include "lz_util.h"
+#include "parser.h"
 
 namespace gdfs::gdeflate::lz {
 // Internal linkage: each parser's file gets its own copy, inlined into its loop as when level 1 alone
@@ -111,6 +112,28 @@ class SegmentWriter {
   uint32_t seg_bytes_, limit_ = 0;
   std::vector<BlockRange>& segs_;
   uint32_t *litlen_ = nullptr, *dist_ = nullptr;
+};
+
+// A parser whose loop is one template, run(in, n, out), written once for both outputs: Derived gets
+// parse() and parse_segments() from it (Derived befriends this base, which calls its private run).
+template <class Derived>
+class WriterParser : public Parser {
+ public:
+  TokenSpan parse(const uint8_t* in, size_t n) final {
+    TokenWriter w(buf_.begin());
+    static_cast<Derived*>(this)->run(in, n, w);
+    return buf_.finish(w.end());
+  }
+
+  size_t parse_segments(const uint8_t* in, size_t n, size_t segment_bytes, Sym* s,
+                        std::vector<BlockRange>& segs) final {
+    SegmentWriter w(s, segment_bytes, segs);
+    static_cast<Derived*>(this)->run(in, n, w);
+    return w.count();
+  }
+
+ private:
+  TokenBuf buf_;
 };
 
 }  // namespace
