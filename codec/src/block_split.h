@@ -22,7 +22,7 @@ struct BlockRange {
 struct SplitParams {
   size_t segment_bytes;  // granularity of candidate split points
   bool exact_cost;       // price candidates with real Huffman codes rather than an entropy estimate
-  bool optimal = false;  // cheapest split over all segment boundaries (exact costs), not a greedy merge
+  bool optimal = false;  // cheapest split over all segment boundaries, not a left-to-right greedy merge
 };
 SplitParams split_params_for_level(int level);
 

@@ -21,13 +21,12 @@ class NearOptimalParser final : public Parser {
 
   TokenSpan parse(const uint8_t* in, size_t n) override {
     const uint32_t n32 = static_cast<uint32_t>(n);
-    n_ = n32;
     collect_matches(in, n32);
     // First model: the tokens of a greedy walk over the cached matches, a cheap stand-in for a
     // real first parse that still reflects this page's literal and match mix.
     Token* end = greedy_tokens(in, n32);
     for (unsigned pass = 0; pass < p_.passes; ++pass) {
-      fit_models(static_cast<size_t>(end - buf_.data()), pass > 0);
+      fit_models(static_cast<size_t>(end - buf_.data()), n32, pass > 0);
       min_cost_path(in, n32);
       end = path_tokens(n32);
     }
@@ -83,12 +82,12 @@ class NearOptimalParser final : public Parser {
   // parts of one) whose statistics differ, and each block gets Huffman codes of its own. The greedy
   // walk's blocks mislead more than they help, so its model covers the whole page (per block, level
   // 8's single pass came out 0.1% larger on Go and Linux sources).
-  void fit_models(size_t count, bool per_block) {
+  void fit_models(size_t count, uint32_t n, bool per_block) {
     if (syms_.size() < count) syms_.resize(count);
     if (per_block) {
       split_blocks(buf_.data(), count, p_.split, syms_.data(), ranges_);
     } else {
-      ranges_.assign(1, BlockRange{0, count, 0, n_, {}});
+      ranges_.assign(1, BlockRange{0, count, 0, n, {}});
     }
     if (models_.size() < ranges_.size()) models_.resize(ranges_.size());
     for (size_t k = 0; k < ranges_.size(); ++k)
@@ -143,7 +142,6 @@ class NearOptimalParser final : public Parser {
 
   OptParams p_;
   BtMatchFinder mf_;
-  uint32_t n_ = 0;  // the page's size, for fit_models
   std::vector<CostModel> models_;
   std::vector<BlockRange> ranges_;
   std::vector<Sym> syms_;
