@@ -94,6 +94,21 @@ void split_optimal(const std::vector<BlockRange>& segs, bool exact, std::vector<
   }
 }
 
+// The greedy merge: segments in page order, blocks appended to `out` (cleared first).
+class BlockMerger {
+ public:
+  BlockMerger(bool exact_cost, std::vector<BlockRange>& out) : exact_(exact_cost), out_(out) { out_.clear(); }
+  void add(const BlockRange& seg);
+  void finish();  // call once, after the last segment
+
+ private:
+  bool exact_;
+  bool started_ = false;
+  std::vector<BlockRange>& out_;
+  BlockRange cur_{0, 0, 0, 0, {}};
+  double cur_cost_ = 0;
+};
+
 }  // namespace
 
 SplitParams split_params_for_level(int level) {
@@ -137,31 +152,16 @@ void BlockMerger::finish() {
 }
 
 void split_blocks(const Token* t, size_t nt, const SplitParams& p, Sym* s, std::vector<BlockRange>& out) {
-  if (p.optimal) {
-    std::vector<BlockRange> segs;
-    size_t pos = 0, i = 0;
-    do {
-      BlockRange seg{i, i, pos, pos, {}};
-      scan_segment(t, s, nt, i, pos, seg.byte_begin + p.segment_bytes, seg);
-      seg.tok_end = i;
-      seg.byte_end = pos;
-      segs.push_back(seg);
-    } while (i < nt);
-    return split_optimal(segs, p.exact_cost, out);
-  }
-  BlockMerger merger(p.exact_cost, out);
-  BlockRange seg;
+  std::vector<BlockRange> segs;
   size_t pos = 0, i = 0;
   do {
-    seg.tok_begin = seg.tok_end = i;
-    seg.byte_begin = seg.byte_end = pos;
-    seg.stats = BlockStats{};
+    BlockRange seg{i, i, pos, pos, {}};
     scan_segment(t, s, nt, i, pos, seg.byte_begin + p.segment_bytes, seg);
     seg.tok_end = i;
     seg.byte_end = pos;
-    merger.add(seg);
+    segs.push_back(seg);
   } while (i < nt);
-  merger.finish();
+  merge_segments(segs, p, out);
 }
 
 void merge_segments(const std::vector<BlockRange>& segs, const SplitParams& p, std::vector<BlockRange>& out) {

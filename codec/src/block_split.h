@@ -34,19 +34,4 @@ void split_blocks(const Token* t, size_t nt, const SplitParams& p, Sym* s, std::
 // segment k must be what split_blocks' scan would have made of the same tokens.
 void merge_segments(const std::vector<BlockRange>& segs, const SplitParams& p, std::vector<BlockRange>& out);
 
-// The merge step both share: segments in page order, blocks appended to `out` (cleared first).
-class BlockMerger {
- public:
-  BlockMerger(bool exact_cost, std::vector<BlockRange>& out) : exact_(exact_cost), out_(out) { out_.clear(); }
-  void add(const BlockRange& seg);
-  void finish();  // call once, after the last segment
-
- private:
-  bool exact_;
-  bool started_ = false;
-  std::vector<BlockRange>& out_;
-  BlockRange cur_{0, 0, 0, 0, {}};
-  double cur_cost_ = 0;
-};
-
 }  // namespace gdfs::gdeflate

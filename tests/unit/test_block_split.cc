@@ -3,6 +3,7 @@
 // merge it replaced.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
 #include <random>
 #include <string>
@@ -71,22 +72,34 @@ void expect_tiling(const std::vector<BlockRange>& blocks, const Token* t, size_t
   }
 }
 
+// One mixed page parsed at `level`, then split both ways at `segment` bytes.
+struct Splits {
+  Bytes page;
+  TokenVec tokens;
+  std::vector<Sym> syms;
+  std::vector<BlockRange> greedy, best;
+};
+
+Splits split_both_ways(int level, uint32_t seed, size_t segment, bool exact) {
+  Splits r;
+  r.page = mixed_page(seed);
+  make_parser(level)->parse(r.page.data(), r.page.size(), r.tokens);
+  r.syms.resize(r.tokens.size());
+  split_blocks(r.tokens.data(), r.tokens.size(), SplitParams{segment, exact, false}, r.syms.data(), r.greedy);
+  split_blocks(r.tokens.data(), r.tokens.size(), SplitParams{segment, exact, true}, r.syms.data(), r.best);
+  return r;
+}
+
 TEST(BlockSplit, ExhaustiveSplitTilesTheTokensAndNeverCostsMoreThanTheGreedyMerge) {
   for (uint32_t seed = 1; seed <= 4; ++seed) {
-    const Bytes page = mixed_page(seed);
-    TokenVec tokens;
-    make_parser(9)->parse(page.data(), page.size(), tokens);
-    std::vector<Sym> syms(tokens.size());
-    std::vector<BlockRange> greedy, best;
-    split_blocks(tokens.data(), tokens.size(), SplitParams{4096, true, false}, syms.data(), greedy);
-    split_blocks(tokens.data(), tokens.size(), SplitParams{4096, true, true}, syms.data(), best);
-    expect_tiling(greedy, tokens.data(), tokens.size(), page.size());
-    expect_tiling(best, tokens.data(), tokens.size(), page.size());
-    EXPECT_LE(total_bits(best), total_bits(greedy)) << "seed " << seed;
-    EXPECT_GT(best.size(), 1u) << "seed " << seed << ": the page's three parts want blocks of their own";
-    for (size_t i = 0; i < tokens.size(); ++i) {
-      const Sym want = token_symbol(tokens[i]);
-      ASSERT_EQ(std::memcmp(&want, &syms[i], sizeof want), 0) << "symbols of token " << i;
+    const Splits r = split_both_ways(9, seed, 4096, true);
+    expect_tiling(r.greedy, r.tokens.data(), r.tokens.size(), r.page.size());
+    expect_tiling(r.best, r.tokens.data(), r.tokens.size(), r.page.size());
+    EXPECT_LE(total_bits(r.best), total_bits(r.greedy)) << "seed " << seed;
+    EXPECT_GT(r.best.size(), 1u) << "seed " << seed << ": the page's three parts want blocks of their own";
+    for (size_t i = 0; i < r.tokens.size(); ++i) {
+      const Sym want = token_symbol(r.tokens[i]);
+      ASSERT_EQ(std::memcmp(&want, &r.syms[i], sizeof want), 0) << "symbols of token " << i;
     }
   }
 }
@@ -98,17 +111,41 @@ TEST(BlockSplit, LevelsFourToSevenAndTenToTwelveSplitExhaustively) {
   }
 }
 
-TEST(BlockSplit, ExhaustiveSplitOnEstimatesNeverEstimatesMoreThanTheGreedyMerge) {
-  const Bytes page = mixed_page(7);
-  TokenVec tokens;
-  make_parser(6)->parse(page.data(), page.size(), tokens);
-  std::vector<Sym> syms(tokens.size());
-  std::vector<BlockRange> greedy, best;
-  split_blocks(tokens.data(), tokens.size(), SplitParams{8192, false, false}, syms.data(), greedy);
-  split_blocks(tokens.data(), tokens.size(), SplitParams{8192, false, true}, syms.data(), best);
-  expect_tiling(best, tokens.data(), tokens.size(), page.size());
+TEST(BlockSplit, ExhaustiveSplitOnEstimatesCostsNoMoreRealBitsOnAMixedPage) {
+  const Splits r = split_both_ways(6, 7, 8192, false);
+  expect_tiling(r.best, r.tokens.data(), r.tokens.size(), r.page.size());
   // Real bits, not the estimate both minimise: the exhaustive split should not lose on this page.
-  EXPECT_LE(total_bits(best), total_bits(greedy));
+  EXPECT_LE(total_bits(r.best), total_bits(r.greedy));
+}
+
+// Levels 1-7 hand the encoder symbols and segments counted while parsing; they must be exactly what
+// parsing to tokens and scanning them would give, or blocks (and so pages) would differ.
+TEST(BlockSplit, SegmentsCountedWhileParsingMatchTheTokenScan) {
+  for (int level = 1; level <= 7; ++level) {
+    for (uint32_t seed = 1; seed <= 2; ++seed) {
+      const Bytes page = mixed_page(seed);
+      const SplitParams p = split_params_for_level(level);
+      auto parser = make_parser(level);
+      std::vector<Sym> fused(page.size()), scanned(page.size());
+      std::vector<BlockRange> segs, from_fused, from_scan;
+      const size_t nt = parser->parse_segments(page.data(), page.size(), p.segment_bytes, fused.data(), segs);
+      ASSERT_NE(nt, SIZE_MAX) << "level " << level << " should count its own segments";
+      merge_segments(segs, p, from_fused);
+      TokenVec tokens;
+      parser->parse(page.data(), page.size(), tokens);
+      ASSERT_EQ(nt, tokens.size()) << "level " << level;
+      split_blocks(tokens.data(), tokens.size(), p, scanned.data(), from_scan);
+      ASSERT_EQ(std::memcmp(fused.data(), scanned.data(), nt * sizeof(Sym)), 0) << "level " << level;
+      ASSERT_EQ(from_fused.size(), from_scan.size()) << "level " << level;
+      for (size_t k = 0; k < from_scan.size(); ++k) {
+        EXPECT_EQ(from_fused[k].tok_end, from_scan[k].tok_end) << "level " << level << " block " << k;
+        EXPECT_EQ(from_fused[k].byte_end, from_scan[k].byte_end) << "level " << level << " block " << k;
+        EXPECT_EQ(from_fused[k].stats.litlen, from_scan[k].stats.litlen) << "level " << level;
+        EXPECT_EQ(from_fused[k].stats.dist, from_scan[k].stats.dist) << "level " << level;
+        EXPECT_EQ(from_fused[k].stats.extra_bits, from_scan[k].stats.extra_bits) << "level " << level;
+      }
+    }
+  }
 }
 
 TEST(BlockSplit, EmptyAndTinyTokenStreamsMakeOneBlock) {
