@@ -68,9 +68,10 @@ class LazyParser final : public WriterParser<LazyParser> {
       misses = 0;
       // Defer while a later start gives a better match; each deferral costs one literal.
       while (cur.len < p.nice && pos + 1 < limit) {
-        // Like zlib's good_length: once the match in hand is good, a longer one is unlikely enough
-        // that a quarter of the search effort suffices.
-        const unsigned depth = cur.len >= p.good ? (p.depth + 3) / 4 : p.depth;
+        // A look-ahead only has to beat the match in hand, so it can search less than the first
+        // search did; like zlib's good_length, once that match is good a longer one is unlikely
+        // enough that a quarter of the first search's effort suffices.
+        const unsigned depth = cur.len >= p.good ? (p.depth + 3) / 4 : p.ahead_depth;
         // A match of equal length counts too: when it is much closer, its distance code is cheaper.
         const Match next = find(pos + 1, cur.len - 1, depth);
         if (next.dist != 0 && score(next) - score(cur) > 2) {
@@ -79,7 +80,8 @@ class LazyParser final : public WriterParser<LazyParser> {
           cur = next;
           continue;
         }
-        // Level 6 looks two bytes ahead only past short matches (peek), where a deferral pays most.
+        // Looks two bytes ahead too with lazy2, or past matches shorter than peek, where a deferral pays
+        // most.
         if ((p.lazy_steps >= 2 || cur.len < p.peek) && pos + 2 < limit && cur.len + 1 < p.nice) {
           const Match next2 = find(pos + 2, cur.len + 1, depth);
           if (next2.dist != 0 && score(next2) - score(cur) > 6) {

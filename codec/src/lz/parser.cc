@@ -17,28 +17,31 @@ std::unique_ptr<Parser> make_chain_parser(const ChainParams& p) {
 }  // namespace lz
 
 std::unique_ptr<Parser> make_parser(int level) {
-  // {depth, nice, max_dist3, lazy_steps, good, peek}: effort grows with the level, following libdeflate's
-  // split. The greedy levels' one-byte peek past short matches gained 0.8-1.7% on pages.bin and on Go and
-  // Linux source pages for ~15% of their speed; it also makes 3-byte matches pay at level 2. Lazy levels
-  // stop at longer matches than libdeflate's (nice 64 / 96 at levels 5 / 6): source text is full of long
-  // repeats (level 5: +1% on Go sources, +0.1% on pages.bin, ~1% slower).
+  // {depth, nice, max_dist3, lazy_steps, good, peek, ahead_depth}: effort grows with the level,
+  // following libdeflate's split. The greedy levels' one-byte peek past short matches gained 0.8-1.7% on
+  // pages.bin and on Go and Linux source pages for ~15% of their speed; it also makes 3-byte matches pay
+  // at level 2. Lazy levels stop at longer matches than libdeflate's (nice 64 / 96 at levels 5 / 6):
+  // source text is full of long repeats (level 5: +1% on Go sources, +0.1% on pages.bin, ~1% slower).
   //
-  // Levels 6 and 7 as retuned on 2026-11-23 (exact sizes vs libdeflate 1.14 at the same level, 64 KiB
-  // pages; speed as single-thread CPU time on Go and Linux sources and Go binaries, AMD EPYC VM), after
-  // the faster chain walk, score-based match picking and literal-run skipping in lazy.cc/hash_chain.h:
-  //   6: depth 35 -> 40, good 8 -> 6, peek 5 (a second look-ahead past 3- and 4-byte matches): output
-  //      -0.12% on Go sources, -0.15% on Linux sources, -0.06% on pages.bin, unchanged on Go binaries,
-  //      for ~1.7% more time (still ~1.7% faster than before the parser changes).
-  //   7: depth 64 -> 100, good 16 -> 12: output -0.14% on Linux and Go sources, -0.18% on Go binaries;
-  //      time about as before the parser changes (+0.7%), which had made level 7 ~9% faster. Depth 128
-  //      with good 8 gives another -0.08% on Linux sources for ~2% more time.
+  // Level 7 as retuned on 2026-11-23 (exact sizes vs libdeflate 1.14, 64 KiB pages; single-thread CPU
+  // time on Go and Linux sources and Go binaries, AMD EPYC VM): depth 64 -> 100, good 16 -> 12: output
+  // -0.14% on Linux and Go sources, -0.18% on Go binaries, time about as before.
+  //
+  // Level 6 as retuned later that day, for binaries (x86 code and data tables: shared libraries of
+  // FFmpeg, Qt, GTK, SQLite, libxml2 and espeak's data, where it ran at ~0.88x libdeflate's speed and
+  // left its output 0.5% larger): a deeper first search (40 -> 48) but half-depth look-aheads (24, as
+  // libdeflate's), good 6 -> 5, no second look-ahead past 3- and 4-byte matches (peek 5 -> 0: it cost
+  // ~2% of the time on binaries and gained nothing there). Per-page minimum times, libdeflate timed
+  // page by page in the same run: 0.97x -> 1.03-1.04x on those binaries with the new chain links
+  // (hash_chain.h); output -0.01% there, +0.07% on Go sources, +0.03% on Linux sources, -0.03% on Go
+  // binaries.
   static constexpr lz::ChainParams kChain[] = {
-      {6, 12, 4096, 0, 0, 6},      // 2
-      {12, 20, 1024, 0, 0, 8},     // 3
-      {16, 32, 1024, 0, 0, 8},     // 4
-      {20, 64, 1024, 1, 8, 0},     // 5
-      {40, 96, 2048, 1, 6, 5},     // 6
-      {100, 130, 2048, 2, 12, 0},  // 7
+      {6, 12, 4096, 0, 0, 6, 0},        // 2
+      {12, 20, 1024, 0, 0, 8, 0},       // 3
+      {16, 32, 1024, 0, 0, 8, 0},       // 4
+      {20, 64, 1024, 1, 8, 0, 20},      // 5
+      {48, 96, 2048, 1, 5, 0, 24},      // 6
+      {100, 130, 2048, 2, 12, 0, 100},  // 7
   };
   // {depth, nice, passes}
   static constexpr lz::OptParams kOpt[] = {
