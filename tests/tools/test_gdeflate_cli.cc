@@ -162,6 +162,7 @@ TEST_F(Cli, UsageErrorsExitTwo) {
       {"bench", "-l", "13", Path("in")},
       {"bench", "-l", "1,,6", Path("in")},
       {"bench", "--decoder", "neon", Path("in")},
+      {"bench", "--paired", "0", Path("in")},
       {"bench"},
   };
   for (const auto& args : bad) {
@@ -191,6 +192,21 @@ TEST_F(Cli, Bench) {
   EXPECT_TRUE(contains(r.out, "| gdfs GDeflate | 1 |")) << r.out;
   EXPECT_TRUE(contains(r.out, "| ours / libdeflate | 1 |")) << r.out;
   EXPECT_TRUE(contains(r.out, "machine: ")) << r.out;
+}
+
+// Paired timing reports the same rows (sizes do not depend on how time is taken) and says how it timed.
+TEST_F(Cli, BenchPairedTimesTheSameRows) {
+  const CliResult passes = gdeflate({"bench", "--min-time", "0", "-l", "1", Path("in")});
+  const CliResult paired = gdeflate({"bench", "--paired", "2", "-l", "1", Path("in")});
+  ASSERT_EQ(paired.code, 0) << paired.err;
+  EXPECT_TRUE(contains(paired.out, "fastest of 2 rounds (--paired)")) << paired.out;
+  EXPECT_FALSE(contains(passes.out, "--paired")) << passes.out;
+  const auto ratio_cell = [](const std::string& out, const std::string& row) {
+    const size_t at = out.find(row);
+    return at == std::string::npos ? std::string("missing") : out.substr(at + row.size(), 5);
+  };
+  for (const char* row : {"| gdfs GDeflate | 1 | ", " DEFLATE | 1 | ", "| ours / libdeflate | 1 | "})
+    EXPECT_EQ(ratio_cell(paired.out, row), ratio_cell(passes.out, row)) << row << "\n" << paired.out;
 }
 
 TEST_F(Cli, BenchForcesTheScalarDecoder) {

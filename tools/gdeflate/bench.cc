@@ -155,15 +155,20 @@ struct Result {
   std::vector<std::vector<uint8_t>> pages;  // the compressed pages, in corpus order
 };
 
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
 // Best time of whole passes, repeated until their sum reaches min_seconds (at least one pass).
 template <class Pass>
 double best_pass(Pass pass, double min_seconds) {
-  using Clock = std::chrono::steady_clock;
   double best = std::numeric_limits<double>::infinity(), total = 0;
   do {
     const auto t0 = Clock::now();
     pass();
-    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    const double s = seconds_since(t0);
     best = std::min(best, s);
     total += s;
   } while (total < min_seconds);
@@ -174,11 +179,12 @@ std::string where(const Corpus& c, const Page& p) {
   return c.names[p.file] + " page " + std::to_string(p.index);
 }
 
-Result measure(Codec& codec, const Corpus& c, int level, double min_seconds) {
-  std::vector<std::vector<uint8_t>> packed(c.pages.size());
+// Compresses and decompresses every page once, checking the round trip: never time a broken codec.
+Result round_trip(Codec& codec, const Corpus& c, int level) {
   std::vector<uint8_t> scratch(codec.bound(gd::kMaxPageBytes)), plain(gd::kMaxPageBytes);
   Result r;
-  for (size_t i = 0; i < c.pages.size(); ++i) {  // round trip first: never time a broken codec
+  r.pages.resize(c.pages.size());
+  for (size_t i = 0; i < c.pages.size(); ++i) {
     const Bytes page = c.pages[i].data;
     const size_t n = codec.compress(page, scratch);
     const auto fail = [&](const std::string& why) {
@@ -186,28 +192,75 @@ Result measure(Codec& codec, const Corpus& c, int level, double min_seconds) {
                                std::to_string(level) + " round trip failed: " + why);
     };
     if (n == 0) fail("compression failed");
-    packed[i].assign(scratch.begin(), scratch.begin() + n);
+    r.pages[i].assign(scratch.begin(), scratch.begin() + n);
     r.compressed += n;
-    if (const char* e = codec.decompress(packed[i], std::span(plain).first(page.size()))) fail(e);
+    if (const char* e = codec.decompress(r.pages[i], std::span(plain).first(page.size()))) fail(e);
     if (!std::equal(page.begin(), page.end(), plain.begin())) fail("decompressed data differs");
   }
-  size_t sink = 0;
-  r.compress_s = best_pass(
-      [&] {
-        for (const Page& p : c.pages) sink += codec.compress(p.data, scratch);
-      },
-      min_seconds);
-  r.decompress_s = best_pass(
-      [&] {
-        for (size_t i = 0; i < c.pages.size(); ++i)
-          if (codec.decompress(packed[i], std::span(plain).first(c.pages[i].data.size())))
-            throw std::runtime_error(where(c, c.pages[i]) + ": decompression failed while timing");
-        sink += plain[0];
-      },
-      min_seconds);
-  g_sink = sink;
-  r.pages = std::move(packed);
   return r;
+}
+
+// One codec's page calls, each a timed unit; `sink` keeps their results observable.
+struct PageCalls {
+  Codec& codec;
+  const Corpus& c;
+  const Result& r;
+  std::vector<uint8_t> scratch, plain;
+  size_t sink = 0;
+
+  PageCalls(Codec& k, const Corpus& corpus, const Result& res)
+      : codec(k), c(corpus), r(res), scratch(k.bound(gd::kMaxPageBytes)), plain(gd::kMaxPageBytes) {}
+  void compress(size_t i) { sink += codec.compress(c.pages[i].data, scratch); }
+  void decompress(size_t i) {
+    if (codec.decompress(r.pages[i], std::span(plain).first(c.pages[i].data.size())))
+      throw std::runtime_error(where(c, c.pages[i]) + ": decompression failed while timing");
+    sink += plain[0];
+  }
+};
+
+// Each codec alone, whole passes over the corpus (best_pass).
+void time_by_passes(std::span<PageCalls> calls, std::span<Result> results, double min_seconds) {
+  for (size_t k = 0; k < calls.size(); ++k) {
+    PageCalls& pc = calls[k];
+    const size_t n = pc.c.pages.size();
+    results[k].compress_s = best_pass(
+        [&] {
+          for (size_t i = 0; i < n; ++i) pc.compress(i);
+        },
+        min_seconds);
+    results[k].decompress_s = best_pass(
+        [&] {
+          for (size_t i = 0; i < n; ++i) pc.decompress(i);
+        },
+        min_seconds);
+    g_sink = pc.sink;
+  }
+}
+
+// The codecs take turns page by page, `rounds` times over the corpus, and each page's time is its
+// fastest round: a slow spell of a shared machine (seconds long) then falls on every codec's calls
+// alike, instead of on whichever codec's pass it happened to overlap. Their ratio is what is reported.
+void time_paired(std::span<PageCalls> calls, std::span<Result> results, unsigned rounds) {
+  const size_t n = calls[0].c.pages.size(), m = calls.size();
+  std::vector<double> best_c(n * m, std::numeric_limits<double>::infinity()), best_d(best_c);
+  for (unsigned round = 0; round < rounds; ++round)
+    for (size_t i = 0; i < n; ++i)
+      for (size_t k = 0; k < m; ++k) {
+        auto t0 = Clock::now();
+        calls[k].compress(i);
+        best_c[i * m + k] = std::min(best_c[i * m + k], seconds_since(t0));
+        t0 = Clock::now();
+        calls[k].decompress(i);
+        best_d[i * m + k] = std::min(best_d[i * m + k], seconds_since(t0));
+      }
+  for (size_t k = 0; k < m; ++k) {
+    results[k].compress_s = results[k].decompress_s = 0;
+    for (size_t i = 0; i < n; ++i) {
+      results[k].compress_s += best_c[i * m + k];
+      results[k].decompress_s += best_d[i * m + k];
+    }
+    g_sink = calls[k].sink;
+  }
 }
 
 // `decoder` must decode every page of another codec of the same format (GDeflate) exactly.
@@ -256,47 +309,53 @@ double ratio(const Corpus& c, const Result& r) {
   return static_cast<double>(c.bytes) / static_cast<double>(r.compressed);
 }
 
-void bench_libdeflate(const Corpus& c, int level, double min_seconds, const Result& ours, std::ostream& out) {
-  const double mb = static_cast<double>(c.bytes) / 1e6;
-  libdeflate_compressor* raw = libdeflate_alloc_compressor(level);
-  if (!raw) {
-    out << "| libdeflate " LIBDEFLATE_VERSION_STRING " | " << level << " | level not supported | | |\n";
-    return;
-  }
-  LibdeflateCodec base(raw);
-  const Result b = measure(base, c, level, min_seconds);
-  print_row(out, base.name(), level, ratio(c, b), mb / b.compress_s, mb / b.decompress_s, 1);
-  print_row(out, "ours / libdeflate", level, ratio(c, ours) / ratio(c, b), b.compress_s / ours.compress_s,
-            b.decompress_s / ours.decompress_s, 3);
-}
-
-// nvCOMP's row, once every page of each codec has been decoded by the other: the same format, so the
-// pages must be interchangeable. Returns the codec's note.
-std::string bench_nvcomp(const Corpus& c, int level, double min_seconds, const nvcomp_cpu::HostGdeflate& nv,
-                         OurCodec& our_codec, const Result& ours, std::ostream& out) {
-  const double mb = static_cast<double>(c.bytes) / 1e6;
-  NvcompCodec codec(nv, level);
-  const Result n = measure(codec, c, level, min_seconds);
-  cross_decode(our_codec, n, codec.name(), c);
-  cross_decode(codec, ours, our_codec.name(), c);
-  print_row(out, codec.name(), level, ratio(c, n), mb / n.compress_s, mb / n.decompress_s, 1);
-  print_row(out, "ours / nvCOMP", level, ratio(c, ours) / ratio(c, n), n.compress_s / ours.compress_s,
-            n.decompress_s / ours.decompress_s, 3);
-  return codec.note();
-}
-
-// One level: ours, libdeflate, and nvCOMP when loaded (`nv`); nvCOMP's note goes to `notes`.
+// One level: ours, libdeflate, and nvCOMP when loaded (`nv`), each round-tripped on every page, then
+// timed by passes or paired (BenchOptions::paired_rounds); nvCOMP's note goes to `notes`. nvCOMP's pages
+// and ours must be interchangeable (the same format): each codec decodes every page of the other.
 void bench_level(const Corpus& c, int level, const BenchOptions& o, const nvcomp_cpu::HostGdeflate* nv,
                  std::vector<std::string>& notes, std::ostream& out) {
   const double mb = static_cast<double>(c.bytes) / 1e6;
   OurCodec ours(level, o.decoder);
-  const Result a = measure(ours, c, level, o.min_seconds);
+  std::vector<Codec*> codecs{&ours};
+  std::unique_ptr<LibdeflateCodec> base;
+  if (libdeflate_compressor* raw = libdeflate_alloc_compressor(level)) {
+    base = std::make_unique<LibdeflateCodec>(raw);
+    codecs.push_back(base.get());
+  }
+  std::unique_ptr<NvcompCodec> nvc;
+  if (nv && level <= nvcomp_cpu::kMaxLevel) {
+    nvc = std::make_unique<NvcompCodec>(*nv, level);
+    codecs.push_back(nvc.get());
+  }
+  std::vector<Result> results;
+  for (Codec* k : codecs) results.push_back(round_trip(*k, c, level));
+  if (nvc) {
+    cross_decode(ours, results.back(), nvc->name(), c);
+    cross_decode(*nvc, results[0], ours.name(), c);
+  }
+  std::vector<PageCalls> calls;
+  for (size_t k = 0; k < codecs.size(); ++k) calls.emplace_back(*codecs[k], c, results[k]);
+  if (o.paired_rounds > 0)
+    time_paired(calls, results, o.paired_rounds);
+  else
+    time_by_passes(calls, results, o.min_seconds);
+
+  const Result& a = results[0];
   print_row(out, ours.name(), level, ratio(c, a), mb / a.compress_s, mb / a.decompress_s, 1);
-  out.flush();
-  bench_libdeflate(c, level, o.min_seconds, a, out);
-  out.flush();
-  if (nv && level <= nvcomp_cpu::kMaxLevel)
-    notes.push_back(bench_nvcomp(c, level, o.min_seconds, *nv, ours, a, out));
+  const auto versus = [&](const Codec& k, const Result& b, const std::string& label) {
+    print_row(out, k.name(), level, ratio(c, b), mb / b.compress_s, mb / b.decompress_s, 1);
+    print_row(out, label, level, ratio(c, a) / ratio(c, b), b.compress_s / a.compress_s,
+              b.decompress_s / a.decompress_s, 3);
+  };
+  size_t next = 1;
+  if (base)
+    versus(*base, results[next++], "ours / libdeflate");
+  else
+    out << "| libdeflate " LIBDEFLATE_VERSION_STRING " | " << level << " | level not supported | | |\n";
+  if (nvc) {
+    versus(*nvc, results[next], "ours / nvCOMP");
+    notes.push_back(nvc->note());
+  }
   out.flush();
 }
 
@@ -313,6 +372,14 @@ const char* decoder_name(gd::DecodePath want) {
       break;
   }
   return "auto";
+}
+
+// The 'method:' line's timing part, its second line first indented.
+std::string timing_method(const BenchOptions& o) {
+  if (o.paired_rounds > 0)
+    return "codecs take turns page by page and\n        each page's time is its fastest of " +
+           std::to_string(o.paired_rounds) + " rounds (--paired);";
+  return "each time is the best of passes\n        totalling >= " + fixed(o.min_seconds, 2) + " s;";
 }
 
 }  // namespace
@@ -344,8 +411,8 @@ void run_bench(const BenchOptions& options, std::istream& in, std::ostream& out)
       << " pages of up to 64 KiB\n"
       << "machine: " << cpu_model() << "\n"
       << "date: " << utc_now() << "\n"
-      << "method: single thread; every page round-trips before timing; each time is the best of passes\n"
-      << "        totalling >= " << fixed(options.min_seconds, 2) << " s; MB/s = 10^6 uncompressed bytes/s\n"
+      << "method: single thread; every page round-trips before timing; " << timing_method(options)
+      << " MB/s = 10^6 uncompressed bytes/s\n"
       << "gdfs decoder: " << decoder_name(options.decoder) << "\n"
       << "baseline: stock libdeflate " LIBDEFLATE_VERSION_STRING " raw DEFLATE on the same pages\n"
       << "ours / libdeflate: ratio, then speed ratios (> 1 means ours is faster)\n";

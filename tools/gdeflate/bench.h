@@ -15,6 +15,7 @@ struct BenchOptions {
   std::vector<int> levels;         // each 0..12
   std::vector<std::string> files;  // "-" is the input stream
   double min_seconds = 1.0;        // each timing repeats whole passes until this much time has passed
+  unsigned paired_rounds = 0;      // > 0: codecs take turns page by page this many rounds instead
   gdeflate::DecodePath decoder = gdeflate::DecodePath::kAuto;
   std::string nvcomp_cpu;  // path of libnvcomp_cpu.so.6; empty: no nvCOMP rows
 };

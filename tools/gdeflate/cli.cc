@@ -29,6 +29,7 @@ struct Args {
   std::string levels = std::to_string(gd::kDefaultLevel);
   std::vector<std::string> files;
   double min_seconds = 1.0;
+  unsigned paired_rounds = 0;
   gd::DecodePath decoder = gd::DecodePath::kAuto;
   std::string nvcomp_cpu;
 };
@@ -63,6 +64,10 @@ void add_bench(CLI::App* app, Args& a) {
   cmd->add_option("--min-time", a.min_seconds, "Repeat each timing until this many seconds have passed")
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
+  cmd->add_option("--paired", a.paired_rounds,
+                  "Time the codecs taking turns page by page, ROUNDS times, each page at its fastest round "
+                  "(steadier ratios on a shared machine; replaces --min-time)")
+      ->check(CLI::Range(1u, 1000u));
   const std::map<std::string, gd::DecodePath> paths = {{"auto", gd::DecodePath::kAuto},
                                                        {"scalar", gd::DecodePath::kScalar},
                                                        {"avx2", gd::DecodePath::kAvx2},
@@ -160,7 +165,8 @@ int gdeflate_main(int argc, char** argv, std::istream& in, std::ostream& out, st
     if (*comp) compress(a, in, out);
     if (*decomp) decompress(a, in, out);
     if (app.got_subcommand("bench"))
-      run_bench({*parse_levels(a.levels), a.files, a.min_seconds, a.decoder, nvcomp_library(a.nvcomp_cpu)},
+      run_bench({*parse_levels(a.levels), a.files, a.min_seconds, a.paired_rounds, a.decoder,
+                 nvcomp_library(a.nvcomp_cpu)},
                 in, out);
     return 0;
   } catch (const std::exception& e) {
