@@ -29,18 +29,18 @@ std::unique_ptr<Parser> make_parser(int level) {
   //
   // Level 6 as retuned later that day, for binaries (x86 code and data tables: shared libraries of
   // FFmpeg, Qt, GTK, SQLite, libxml2 and espeak's data, where it ran at ~0.88x libdeflate's speed and
-  // left its output 0.5% larger): a deeper first search (40 -> 48) but half-depth look-aheads (24, as
-  // libdeflate's), good 6 -> 5, no second look-ahead past 3- and 4-byte matches (peek 5 -> 0: it cost
-  // ~2% of the time on binaries and gained nothing there). Per-page minimum times, libdeflate timed
-  // page by page in the same run: 0.97x -> 1.03-1.04x on those binaries with the new chain links
-  // (hash_chain.h); output -0.01% there, +0.07% on Go sources, +0.03% on Linux sources, -0.03% on Go
-  // binaries.
+  // left its output 0.5% larger): a deeper first search (40 -> 48) but shallower look-aheads (16 entries
+  // past matches shorter than good, 12 past longer ones), good 6 -> 4, and no second look-ahead past 3-
+  // and 4-byte matches (peek 5 -> 0: ~2% of the time on binaries for nothing there). Per-page minimum
+  // times, libdeflate timed page by page in the same run: 0.95x -> 1.07x on those binaries on top of the
+  // new chain links (hash_chain.h); output +0.02% there, +0.10% on Go sources, +0.04% on Linux sources,
+  // -0.01% on Go binaries.
   static constexpr lz::ChainParams kChain[] = {
       {6, 12, 4096, 0, 0, 6, 0},        // 2
       {12, 20, 1024, 0, 0, 8, 0},       // 3
       {16, 32, 1024, 0, 0, 8, 0},       // 4
       {20, 64, 1024, 1, 8, 0, 20},      // 5
-      {48, 96, 2048, 1, 5, 0, 24},      // 6
+      {48, 96, 2048, 1, 4, 0, 16},      // 6
       {100, 130, 2048, 2, 12, 0, 100},  // 7
   };
   // {depth, nice, passes}
