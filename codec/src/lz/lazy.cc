@@ -38,7 +38,7 @@ class LazyParser final : public WriterParser<LazyParser> {
     // below never searches a position twice (a rejected look-ahead's match is never revisited, and a
     // taken match always ends past every looked-ahead position), so each position is indexed once.
     auto find = [&](uint32_t pos, uint32_t min_len, unsigned depth) -> Match {
-      while (next_insert < pos) mf.insert(in, next_insert++);
+      if (next_insert < pos) mf.insert_range(in, next_insert, pos);
       next_insert = pos + 1;
       if (pos + 1 < limit) mf.prefetch(in, pos + 1);
       const uint32_t max_len = min_u32(n32 - pos, kMaxMatch);
@@ -96,7 +96,10 @@ class LazyParser final : public WriterParser<LazyParser> {
       }
       out.match(pos, cur.len, cur.dist);
       const uint32_t end = min_u32(pos + cur.len, limit);
-      for (; next_insert < end; ++next_insert) mf.insert(in, next_insert);
+      if (next_insert < end) {
+        mf.insert_range(in, next_insert, end);
+        next_insert = end;
+      }
       pos += cur.len;
     }
     for (; pos < n32; ++pos) out.literal(pos, in[pos]);
