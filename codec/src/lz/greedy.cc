@@ -118,7 +118,7 @@ class GreedyParser final : public WriterParser<GreedyParser> {
   }
 
   ChainParams p_;
-  HashChainMF mf_;
+  HashChainMF<false> mf_;
 };
 
 }  // namespace

@@ -5,11 +5,14 @@
 // and the tables stay small (cheap to clear per page, friendly to L1/L2). Because the window is the whole
 // page, no distance check is needed: every earlier position is in reach (pos <= 65532).
 //
-// Each position's link holds the next two chain entries, not one. A walk is a chain of dependent loads,
-// each mostly an L2 access (the links span 256 KiB); with two entries a load it waits on half as many,
-// and the second entry's bytes are compared while the next link loads. The walk visits the same entries
-// in the same order (same output); level 6 ran ~7% faster on shared libraries (~5 entries a search),
-// 0.88x -> 0.94x of libdeflate's speed in per-page minimum times.
+// With kPairs (the lazy levels) each position's link holds the next two chain entries, not one. A walk
+// is a chain of dependent loads, each mostly an L2 access (the links span 256 KiB); with two entries a
+// load it waits on half as many, and the second entry's bytes are compared while the next link loads.
+// The walk visits the same entries in the same order (same output); level 6 ran ~7% faster on shared
+// libraries (~5 entries a search), 0.88x -> 0.94x of libdeflate's speed in per-page minimum times. The
+// price is a second dependent load per insertion (the displaced entry's own link): the greedy levels,
+// which insert much and walk little (depth 6-16), ran ~9% slower with it at level 2 on shared libraries
+// and keep one entry a link; so does level 6 on data made mostly of long matches (magic.mgc: ~4%).
 //
 // Heads use 17 hash bits (256 KiB) although a page has at most 64 Ki positions: with 16, a chain held
 // more entries of other 4-byte strings, each a wasted step; 17 made levels 2-7 2-6% faster on shared
@@ -25,6 +28,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "lz_util.h"
@@ -46,7 +50,11 @@ inline int score(const Match& m) {
   return 4 * static_cast<int>(m.len) - bsr(m.dist);
 }
 
+template <bool kPairs>
 class HashChainMF {
+  // One entry (16 bits) a link, or two: the next entry | the one after it << 16.
+  using Link = std::conditional_t<kPairs, uint32_t, uint16_t>;
+
  public:
   static constexpr unsigned kBits = 17;
   static constexpr unsigned kBits3 = 12;
@@ -70,16 +78,16 @@ class HashChainMF {
     uint32_t last_h = ~0u, last_link = 0;
     for (uint32_t pos = from; pos < to; ++pos) {
       const uint32_t v = load32(in + pos), h = hash4(v, kBits);
-      uint32_t next, next_link;
+      uint32_t next, next_link = 0;
       if (h == last_h) {
         next = pos;  // pos - 1, stored as pos - 1 + 1
         next_link = last_link;
       } else {
         next = head_[h];
-        next_link = links_[next];
+        if constexpr (kPairs) next_link = links_[next];
       }
       last_link = next | (next_link & 0xFFFF) << 16;
-      links_[pos + 1] = last_link;
+      links_[pos + 1] = static_cast<Link>(last_link);
       head_[h] = static_cast<uint16_t>(pos + 1);
       head3_[hash3(v, kBits3)] = static_cast<uint16_t>(pos + 1);
       last_h = h;
@@ -106,7 +114,7 @@ class HashChainMF {
              uint32_t max_dist3, uint32_t min_len = 0) {
     const uint8_t* cur = in + pos;
     const uint32_t v = load32(cur);
-    uint32_t pair;  // links_[first], loaded by link() already
+    uint32_t pair;  // with kPairs, links_[first], loaded by link() already
     const uint32_t first = link(head_[hash4(v, kBits)], pos, pair);
     uint32_t cand3 = 0;
     if (max_dist3 != 0) {
@@ -133,13 +141,18 @@ class HashChainMF {
       best = found;
       return len >= nice || len >= max_len;
     };
-    // Entries two at a time: the pair's link is loaded before either entry is compared.
-    for (uint32_t cand = first; cand != 0 && depth != 0;) {
-      if (visit(cand) || --depth == 0) break;
-      const uint32_t second = pair & 0xFFFF;
-      if (second == 0 || visit(second) || --depth == 0) break;
-      cand = pair >> 16;
-      pair = links_[cand];
+    if constexpr (kPairs) {
+      // Entries two at a time: the pair's link is loaded before either entry is compared.
+      for (uint32_t cand = first; cand != 0 && depth != 0;) {
+        if (visit(cand) || --depth == 0) break;
+        const uint32_t second = pair & 0xFFFF;
+        if (second == 0 || visit(second) || --depth == 0) break;
+        cand = pair >> 16;
+        pair = links_[cand];
+      }
+    } else {
+      for (uint32_t cand = first; cand != 0 && depth != 0; cand = links_[cand])
+        if (visit(cand) || --depth == 0) break;
     }
     // A match that ended the search is kept as it is (with_len3 could only replace a 4-byte one).
     if (best.dist != 0 && (!kByScore || best.len >= nice || best.len >= max_len)) return best;
@@ -160,21 +173,27 @@ class HashChainMF {
     return best.dist == 0 || score(m3) > score(best) ? m3 : best;
   }
 
-  // Makes pos + 1 the newest entry of the chain headed by h; returns the entry it displaced (0: none) and
-  // that entry's own link in next_pair. links_[pos + 1] = that entry | the one after it << 16. links_[0]
+  // Makes pos + 1 the newest entry of the chain headed by h; returns the entry it displaced (0: none) and,
+  // with kPairs, that entry's own link in next_pair. links_[pos + 1] = that entry (| the one after it <<
+  // 16). links_[0]
   // stays 0, so an empty chain needs no test; links_ needs no clearing per page, since a walk only reaches
   // entries inserted (and so linked) in the page at hand.
   uint32_t link(uint16_t& h, uint32_t pos, uint32_t& next_pair) {
     const uint32_t next = h;
-    next_pair = links_[next];
-    links_[pos + 1] = next | (next_pair & 0xFFFF) << 16;
+    if constexpr (kPairs) {
+      next_pair = links_[next];
+      links_[pos + 1] = next | (next_pair & 0xFFFF) << 16;
+    } else {
+      next_pair = 0;
+      links_[pos + 1] = static_cast<Link>(next);
+    }
     h = static_cast<uint16_t>(pos + 1);
     return next;
   }
 
   std::vector<uint16_t> head_;
   std::vector<uint16_t> head3_;
-  std::vector<uint32_t> links_;  // by pos + 1: the next two entries of pos's chain (16 bits each)
+  std::vector<Link> links_;  // by pos + 1: the next entry (or two) of pos's chain
 };
 
 }  // namespace gdfs::gdeflate::lz

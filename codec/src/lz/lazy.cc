@@ -32,7 +32,7 @@ class LazyParser final : public WriterParser<LazyParser> {
     const uint32_t n32 = static_cast<uint32_t>(n);
     const uint32_t limit = n >= 4 ? n32 - 3 : 0;
     const ChainParams p = p_;
-    HashChainMF& mf = mf_;
+    HashChainMF<true>& mf = mf_;
     uint32_t next_insert = 0;
     // Searches at pos (pos < limit), first indexing the positions skipped since the last search. The loop
     // below never searches a position twice (a rejected look-ahead's match is never revisited, and a
@@ -107,7 +107,7 @@ class LazyParser final : public WriterParser<LazyParser> {
   }
 
   ChainParams p_;
-  HashChainMF mf_;
+  HashChainMF<true> mf_;
 };
 
 }  // namespace
