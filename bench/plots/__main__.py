@@ -3,6 +3,7 @@
 Run it through scripts/plots, which installs matplotlib and sets the paths.
 """
 
+import functools
 import os
 import sys
 from collections import namedtuple
@@ -15,7 +16,10 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # several runs of the same bench (before/after a change, demo files), and the README reports these.
 Chart = namedtuple("Chart", "raw draw stem")
 CHARTS = [
-    Chart("2026-11-21-codec-vm.txt", codec.draw, "codec"),
+    # every level on the judging corpus (fresh-pages.bin, the file's first run) and on pages.bin (its last)
+    Chart("2026-11-23-codec-final-paired-vm.txt", functools.partial(codec.draw, run_index=0),
+          "codec-fresh"),
+    Chart("2026-11-23-codec-final-paired-vm.txt", codec.draw, "codec"),
     Chart("2026-11-21-codec-decoder-paths-vm.txt", codec.draw_paths, "codec-decoder-paths"),
     # ours, libdeflate and nvCOMP's host codec in one run (the last of the two runs in the file)
     Chart("2026-11-23-codec-nvcomp-cpu-vm.txt", codec.draw, "codec-nvcomp"),

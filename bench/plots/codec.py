@@ -197,10 +197,11 @@ def _label_relative(ax, groups, codecs, width):
                     fontsize=9, fontweight="bold")
 
 
-def draw(text, source, out_dir, stem):
-    """STEM-levels and STEM-vs-libdeflate from the last bench table in the file (the second only when
-    the run has baseline rows)."""
-    run = parse.parse_codec(text)[-1]
+def draw(text, source, out_dir, stem, run_index=-1):
+    """STEM-levels and STEM-vs-libdeflate from one bench table in the file, the last unless run_index
+    says which (a file may hold one run per corpus); the second chart only when the run has baseline
+    rows."""
+    run = parse.parse_codec(text)[run_index]
     out = [draw_levels(run, source, os.path.join(out_dir, f"{stem}-levels.png"))]
     if run.baseline():
         name = f"{stem}-vs-{parse.BASELINE_PREFIX}.png"

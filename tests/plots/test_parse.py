@@ -24,6 +24,7 @@ from plots import parse  # noqa: E402  (after the path)
 
 CODEC = "2026-11-21-codec-vm.txt"
 DECODER_PATHS = "2026-11-21-codec-decoder-paths-vm.txt"
+CODEC_PER_CORPUS = "2026-11-23-codec-final-paired-vm.txt"  # one run per corpus: judging, then tuning
 FUSE = ["2026-11-21-fuse-vm-all-peers.txt", "2026-11-21-fuse-vm-gdfs-squashfuse.txt"]
 MKFS = "2026-11-21-mkfs-vm.txt"
 BITPACK = "2026-11-21-bitpack-3-vm.txt"
@@ -75,6 +76,17 @@ def test_codec_ratios_from_the_series_match_the_tools_own_ratio_rows():
         assert quotient_may_round_to(a.ratio, b.ratio, 0.0005, float(size), 0.0005)
         assert quotient_may_round_to(a.compress, b.compress, 0.05, float(comp), 0.0005)
         assert quotient_may_round_to(a.decompress, b.decompress, 0.05, float(decomp), 0.0005)
+
+
+def test_a_file_with_a_run_per_corpus_keeps_them_apart():
+    # The README's two codec tables come from one file: the judging corpus's run, then pages.bin's.
+    text = raw(CODEC_PER_CORPUS)
+    fresh, pages = parse.parse_codec(text)
+    assert "130310476 bytes" in fresh.corpus and "114086376 bytes" in pages.corpus
+    for run in (fresh, pages):
+        assert sorted(run.series[run.others()[0]]) == list(range(13))
+        assert sorted(run.series[run.baseline()]) == list(range(13))
+    assert fresh.series["gdfs GDeflate"][6] != pages.series["gdfs GDeflate"][6]
 
 
 def test_decoder_paths_are_one_run_each():
@@ -225,7 +237,8 @@ def test_bitpack_shapes_match_the_raw_lines():
 
 # --- provenance -----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", [CODEC, DECODER_PATHS, *FUSE, MKFS, BITPACK, BITPACK_NUMERIC])
+@pytest.mark.parametrize("name",
+                         [CODEC, CODEC_PER_CORPUS, DECODER_PATHS, *FUSE, MKFS, BITPACK, BITPACK_NUMERIC])
 def test_captions_quote_the_file(name):
     text = raw(name)
     source = parse.source_of(text, name)
@@ -290,4 +303,4 @@ def test_a_missing_raw_file_is_reported(tmp_path):
                           env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 1
     assert os.listdir(tmp_path / "out") == ["mkfs.png"]
-    assert CODEC in proc.stderr
+    assert CODEC_PER_CORPUS in proc.stderr

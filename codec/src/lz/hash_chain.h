@@ -12,13 +12,13 @@
 // libraries (~5 entries a search), 0.88x -> 0.94x of libdeflate's speed in per-page minimum times. The
 // price is a second dependent load per insertion (the displaced entry's own link): the greedy levels,
 // which insert much and walk little (depth 6-16), ran ~9% slower with it at level 2 on shared libraries
-// and keep one entry a link. Level 6 pays it where nearly everything is a long match: on magic.mgc it
-// went from 1.05x to 1.00x of libdeflate's speed while binaries gained 12-19% (bench/results/
-// 2026-11-23-codec-l6-tuning-vm.txt).
+// and keep one entry a link. Level 6 pays it where nearly everything is a long match: magic.mgc stayed
+// at 1.00-1.03x of libdeflate's speed (1.05x before) while shared libraries gained 10-20% (with the
+// level's retuning: bench/results/2026-11-23-codec-l6-tuning-vm.txt).
 //
 // Heads use 17 hash bits (256 KiB) although a page has at most 64 Ki positions: with 16, a chain held
 // more entries of other 4-byte strings, each a wasted step; 17 made levels 2-7 2-6% faster on shared
-// libraries for the same output size (18 gained nothing more for clearing twice the table per page).
+// libraries, output within 0.02% (18 gained nothing more for clearing twice the table per page).
 //
 // A separate one-entry table on 3-byte hashes supplies length-3 matches, which the 4-byte chains cannot
 // see; they only pay off at short distances, so the caller gives a distance limit (0 = off). It is updated

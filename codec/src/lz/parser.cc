@@ -28,13 +28,15 @@ std::unique_ptr<Parser> make_parser(int level) {
   // -0.14% on Linux and Go sources, -0.18% on Go binaries, time about as before.
   //
   // Level 6 as retuned later that day, for binaries (x86 code and data tables: shared libraries of
-  // FFmpeg, Qt, GTK, SQLite, libxml2 and espeak's data, where it ran at ~0.88x libdeflate's speed and
-  // left its output 0.5% larger): a deeper first search (40 -> 48) but shallower look-aheads (16 entries
-  // past matches shorter than good, 12 past longer ones), good 6 -> 4, and no second look-ahead past 3-
-  // and 4-byte matches (peek 5 -> 0: ~2% of the time on binaries for nothing there). Per-page minimum
-  // times, libdeflate timed page by page in the same run: 0.95x -> 1.07x on those binaries on top of the
-  // new chain links (hash_chain.h); output +0.02% there, +0.10% on Go sources, +0.04% on Linux sources,
-  // -0.01% on Go binaries.
+  // FFmpeg, Qt, GTK, SQLite, libxml2 and espeak's data, where it ran at 0.83-0.89x libdeflate's speed
+  // and left its output 0.2-0.8% larger): a deeper first search (40 -> 48) but shallower look-aheads
+  // (16 entries past matches shorter than good, 12 past longer ones), good 6 -> 4, and no second
+  // look-ahead past 3- and 4-byte matches (peek 5 -> 0: ~2% of the time on binaries for nothing there).
+  // With the chain links of hash_chain.h, level 6 went to 1.00-1.07x on those libraries, 0.82 -> 0.94x on
+  // DejaVu's fonts and 1.10-1.21x on the other tuning corpora (gdeflate bench --paired 3:
+  // bench/results/2026-11-23-codec-l6-tuning-vm.txt); the retuning's share of it, in per-page minimum
+  // times, was ~12% on the libraries for output +0.02% there, +0.10% on Go sources, +0.04% on Linux
+  // sources, -0.01% on Go binaries.
   static constexpr lz::ChainParams kChain[] = {
       {6, 12, 4096, 0, 0, 6, 0},        // 2
       {12, 20, 1024, 0, 0, 8, 0},       // 3
