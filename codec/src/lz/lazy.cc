@@ -80,9 +80,8 @@ class LazyParser final : public WriterParser<LazyParser> {
           cur = next;
           continue;
         }
-        // Looks two bytes ahead too with lazy2, or past matches shorter than peek, where a deferral pays
-        // most.
-        if ((p.lazy_steps >= 2 || cur.len < p.peek) && pos + 2 < limit && cur.len + 1 < p.nice) {
+        // lazy2 looks two bytes ahead too.
+        if (p.lazy_steps >= 2 && pos + 2 < limit && cur.len + 1 < p.nice) {
           const Match next2 = find(pos + 2, cur.len + 1, depth);
           if (next2.dist != 0 && score(next2) - score(cur) > 6) {
             out.literal(pos, in[pos]);

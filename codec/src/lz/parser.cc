@@ -31,7 +31,8 @@ std::unique_ptr<Parser> make_parser(int level) {
   // FFmpeg, Qt, GTK, SQLite, libxml2 and espeak's data, where it ran at 0.83-0.89x libdeflate's speed
   // and left its output 0.2-0.8% larger): a deeper first search (40 -> 48) but shallower look-aheads
   // (16 entries past matches shorter than good, 12 past longer ones), good 6 -> 4, and no second
-  // look-ahead past 3- and 4-byte matches (peek 5 -> 0: ~2% of the time on binaries for nothing there).
+  // look-ahead past 3- and 4-byte matches (level 6 alone used that option; it cost ~2% of the time on
+  // binaries for nothing there, and lazy.cc dropped it).
   // With the chain links of hash_chain.h, level 6 went to 1.00-1.07x on those libraries, 0.82 -> 0.94x on
   // DejaVu's fonts and 1.10-1.21x on the other tuning corpora (gdeflate bench --paired 3:
   // bench/results/2026-11-23-codec-l6-tuning-vm.txt); the retuning's share of it, in per-page minimum

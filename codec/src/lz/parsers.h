@@ -15,8 +15,7 @@ struct ChainParams {
   uint32_t max_dist3;    // length-3 matches farther than this are not worth a match token
   unsigned lazy_steps;   // 0 = greedy, 1 = lazy, 2 = lazy2 (also try two bytes ahead)
   uint32_t good;         // look-aheads past a match this long search only depth / 4 entries
-  uint32_t peek;         // greedy: a match shorter than this is checked against the next byte's match;
-                         // lazy: a match shorter than this also gets lazy2's look-ahead two bytes on
+  uint32_t peek;         // greedy: a match shorter than this is checked against the next byte's match
   unsigned ahead_depth;  // lazy: entries a look-ahead past a match shorter than `good` searches
 };
 
