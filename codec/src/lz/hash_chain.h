@@ -80,16 +80,12 @@ class HashChainMF {
     uint32_t last_h = ~0u, last_link = 0;
     for (uint32_t pos = from; pos < to; ++pos) {
       const uint32_t v = load32(in + pos), h = hash4(v, kBits);
-      uint32_t next, next_link = 0;
       if (h == last_h) {
-        next = pos;  // pos - 1, stored as pos - 1 + 1
-        next_link = last_link;
+        last_link = store_link(pos, pos, last_link);  // the head is pos - 1, stored as pos
       } else {
-        next = head_[h];
-        if constexpr (kPairs) next_link = links_[next];
+        const uint32_t next = head_[h];
+        last_link = store_link(pos, next, kPairs ? links_[next] : 0);
       }
-      last_link = next | (next_link & 0xFFFF) << 16;
-      links_[pos + 1] = static_cast<Link>(last_link);
       head_[h] = static_cast<uint16_t>(pos + 1);
       head3_[hash3(v, kBits3)] = static_cast<uint16_t>(pos + 1);
       last_h = h;
@@ -182,15 +178,17 @@ class HashChainMF {
   // entries inserted (and so linked) in the page at hand.
   uint32_t link(uint16_t& h, uint32_t pos, uint32_t& next_pair) {
     const uint32_t next = h;
-    if constexpr (kPairs) {
-      next_pair = links_[next];
-      links_[pos + 1] = next | (next_pair & 0xFFFF) << 16;
-    } else {
-      next_pair = 0;
-      links_[pos + 1] = static_cast<Link>(next);
-    }
+    next_pair = kPairs ? links_[next] : 0;
+    store_link(pos, next, next_pair);
     h = static_cast<uint16_t>(pos + 1);
     return next;
+  }
+
+  // Writes and returns pos's link: next, and with kPairs the first entry of next's own link.
+  uint32_t store_link(uint32_t pos, uint32_t next, uint32_t next_link) {
+    const uint32_t l = kPairs ? next | (next_link & 0xFFFF) << 16 : next;
+    links_[pos + 1] = static_cast<Link>(l);
+    return l;
   }
 
   std::vector<uint16_t> head_;
