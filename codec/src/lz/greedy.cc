@@ -110,7 +110,7 @@ class GreedyParser final : public WriterParser<GreedyParser> {
       }
       out.match(pos, m.len, m.dist);
       const uint32_t end = min_u32(pos + m.len, limit);
-      if (next_insert < end) mf_.insert_range(in, next_insert, end);
+      mf_.insert_range(in, next_insert, end);
       pos += m.len;
     }
     for (; pos < n32; ++pos) out.literal(pos, in[pos]);

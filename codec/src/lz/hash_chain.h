@@ -17,7 +17,7 @@
 // level's retuning: bench/results/2026-11-23-codec-l6-tuning-vm.txt).
 //
 // Heads use 17 hash bits (256 KiB) although a page has at most 64 Ki positions: with 16, a chain held
-// more entries of other 4-byte strings, each a wasted step; 17 made levels 2-7 2-6% faster on shared
+// more entries of other 4-byte strings, each a wasted step; 17 made levels 2-7 1-7% faster on shared
 // libraries, output within 0.02% (18 gained nothing more for clearing twice the table per page).
 //
 // A separate one-entry table on 3-byte hashes supplies length-3 matches, which the 4-byte chains cannot
