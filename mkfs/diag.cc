@@ -26,7 +26,7 @@ std::string display(std::string_view path) {
 }
 
 // Built by appending: GCC 12 warns (-Wrestrict, a false positive) on "literal" + std::string&&.
-std::string quoted(std::string_view path) {
+std::string quote_path(std::string_view path) {
   std::string s = "'";
   s += display(path);
   s += '\'';
@@ -37,7 +37,7 @@ std::string io_message(std::string_view what, std::string_view path, int error) 
   std::string s = "cannot ";
   s += what;
   s += ' ';
-  s += quoted(path);
+  s += quote_path(path);
   s += ": ";
   s += std::strerror(error);
   return s;

@@ -23,7 +23,7 @@ class MkfsError : public std::runtime_error {
 std::string display(std::string_view path);
 
 // display(path) in single quotes, for messages.
-std::string quoted(std::string_view path);
+std::string quote_path(std::string_view path);
 
 // "cannot WHAT 'PATH': strerror(error)".
 std::string io_message(std::string_view what, std::string_view path, int error);

@@ -70,8 +70,8 @@ bool slot_is_ours(const std::string& temp) {
 void check_target(const std::string& image, bool force) {
   struct stat st {};
   if (::lstat(image.c_str(), &st) == 0) {
-    if (S_ISDIR(st.st_mode)) throw MkfsError(quoted(image) + " is a directory");
-    if (!force) throw MkfsError(quoted(image) + " already exists (use --force to replace it)");
+    if (S_ISDIR(st.st_mode)) throw MkfsError(quote_path(image) + " is a directory");
+    if (!force) throw MkfsError(quote_path(image) + " already exists (use --force to replace it)");
   } else if (errno != ENOENT) {
     throw_io("access", image, errno);
   }
@@ -133,7 +133,7 @@ void ImageWriter::read_at(uint64_t offset, void* data, size_t n) const {
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) throw_io("read back", temp_, errno);
     if (r == 0)
-      throw MkfsError(std::string("cannot read back ") + quoted(temp_) + ": unexpected end of file");
+      throw MkfsError(std::string("cannot read back ") + quote_path(temp_) + ": unexpected end of file");
     p += r, n -= static_cast<size_t>(r), offset += static_cast<uint64_t>(r);
   }
 }
@@ -155,7 +155,7 @@ void ImageWriter::commit(format::Superblock sb, std::span<const uint8_t> meta) {
                  : ::renameat2(AT_FDCWD, temp_.c_str(), AT_FDCWD, image_.c_str(), RENAME_NOREPLACE);
   if (r != 0 && !force_ && errno == EINVAL) r = ::rename(temp_.c_str(), image_.c_str());  // fs without it
   if (r != 0) {
-    if (errno == EEXIST) throw MkfsError(quoted(image_) + " already exists (use --force to replace it)");
+    if (errno == EEXIST) throw MkfsError(quote_path(image_) + " already exists (use --force to replace it)");
     throw_io("rename the temporary file to", image_, errno);
   }
   committed_ = true;

@@ -128,7 +128,7 @@ class Packer {
   void pack_pages(const ScanNode& n, FileData& f) {
     const uint64_t npages = format::page_count_of(n.size, page_log2(o_));
     if (npages > UINT32_MAX)
-      throw MkfsError(quoted(n.path) + " is too large: more than 2^32 - 1 pages of " + std::to_string(page_) +
+      throw MkfsError(quote_path(n.path) + " is too large: more than 2^32 - 1 pages of " + std::to_string(page_) +
                       " bytes");
     const UniqueFd fd(open_source(o_, n));
     ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);

@@ -19,7 +19,7 @@ int open_source(const Options& o, const ScanNode& n) {
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_dev != n.dev || st.st_ino != n.ino) {
     ::close(fd);
-    throw MkfsError(quoted(n.path) + " was replaced while mkfs.gdfs was running");
+    throw MkfsError(quote_path(n.path) + " was replaced while mkfs.gdfs was running");
   }
   return fd;
 }
@@ -29,7 +29,7 @@ void read_exact(int fd, uint64_t off, uint8_t* p, size_t n, const ScanNode& node
     const ssize_t r = ::pread(fd, p, n, static_cast<off_t>(off));
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) throw_io("read", node.path, errno);
-    if (r == 0) throw MkfsError(quoted(node.path) + " shrank while mkfs.gdfs was reading it");
+    if (r == 0) throw MkfsError(quote_path(node.path) + " shrank while mkfs.gdfs was reading it");
     p += r, n -= static_cast<size_t>(r), off += static_cast<uint64_t>(r);
   }
 }

@@ -109,10 +109,10 @@ class Scanner {
     struct stat st {};
     const std::string path = full_path(o_, "");
     if (::stat(path.c_str(), &st) != 0) throw_io("read the source directory", o_.source, errno);
-    if (!S_ISDIR(st.st_mode)) throw MkfsError(quoted(o_.source) + " is not a directory");
+    if (!S_ISDIR(st.st_mode)) throw MkfsError(quote_path(o_.source) + " is not a directory");
     ScanNode root;
     if (!fill(root, st, AT_FDCWD, path))
-      throw MkfsError(std::string("cannot read the source directory ") + quoted(o_.source));
+      throw MkfsError(std::string("cannot read the source directory ") + quote_path(o_.source));
     nodes().push_back(std::move(root));
     queue_.push_back(0);
   }
@@ -166,7 +166,7 @@ class Scanner {
     std::string rel = join(nodes()[dir].path, name);
     if (excluded(rel, name)) return;
     if (name.size() > format::kMaxNameLen)
-      return diag_.skip_entry(std::string("name too long: ") + quoted(rel));
+      return diag_.skip_entry(std::string("name too long: ") + quote_path(rel));
     struct stat st {};
     if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
       return diag_.skip_entry(io_message("stat", rel, errno));
@@ -182,7 +182,7 @@ class Scanner {
       }
     }
     if (S_ISDIR(st.st_mode) && in_loop(dir, id))
-      return diag_.skip_entry(std::string("directory loop at ") + quoted(rel));
+      return diag_.skip_entry(std::string("directory loop at ") + quote_path(rel));
     ScanNode node;
     node.path = std::move(rel);
     node.parent = dir;
@@ -240,7 +240,7 @@ class Scanner {
       case S_IFSOCK:
         break;
       default:
-        return diag_.skip_entry(std::string("unsupported file type: ") + quoted(n.path)), false;
+        return diag_.skip_entry(std::string("unsupported file type: ") + quote_path(n.path)), false;
     }
     return read_xattrs(XattrSource{path, -1}, n);
   }
@@ -272,7 +272,7 @@ class Scanner {
       if (r == GetResult::kError)
         return diag_.skip_entry(io_message("read the extended attributes of", n.path, errno)), false;
       if (key.size() > format::kMaxNameLen || value.size() > kMaxXattrValue)
-        return diag_.skip_entry(std::string("extended attribute too large on ") + quoted(n.path)), false;
+        return diag_.skip_entry(std::string("extended attribute too large on ") + quote_path(n.path)), false;
       n.xattrs.emplace_back(std::move(key), std::move(value));
     }
     std::sort(n.xattrs.begin(), n.xattrs.end());
