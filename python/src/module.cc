@@ -33,7 +33,9 @@ std::atomic<unsigned> g_fork_generation{0};
 
 [[noreturn]] void raise_os_error(int code, const std::string& message, py::handle filename) {
   // OSError(errno, strerror, filename) becomes FileNotFoundError, IsADirectoryError, ... as os does.
-  py::tuple args = filename ? py::make_tuple(code, message, filename) : py::make_tuple(code, message);
+  // Two statements, not ?:: pybind11 3 gives the two make_tuple calls different types.
+  py::tuple args = py::make_tuple(code, message);
+  if (filename) args = py::make_tuple(code, message, filename);
   PyErr_SetObject(PyExc_OSError, args.ptr());
   throw py::error_already_set();
 }
