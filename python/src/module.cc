@@ -390,11 +390,14 @@ class Image {
     const std::string p = fs_path(path);
     const uint64_t off = checked_offset(offset, path);
     const uint32_t ino = translate(path, [&] { return r->lookup(p); });
-    if (PyObject_CheckBuffer(buffer.ptr())) return read_into_host(*r, path, ino, off, buffer);
     std::unique_ptr<DlpackTensor> capsule;  // alive until the read is done
     Target t;
+    // __cuda_array_interface__ first: a CuPy array also offers the buffer protocol, which raises for
+    // device memory.
     if (py::hasattr(buffer, "__cuda_array_interface__"))
       t = cuda_array_target(buffer, stream);
+    else if (PyObject_CheckBuffer(buffer.ptr()))
+      return read_into_host(*r, path, ino, off, buffer);
     else if (py::hasattr(buffer, "__dlpack__"))
       t = dlpack_target(buffer, stream, capsule);
     else

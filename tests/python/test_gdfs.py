@@ -294,6 +294,25 @@ def test_device_buffers_without_a_device_are_enotsup(img):
     assert not a.any() and not any(fake.backing)  # nothing was written to the host memory
 
 
+class CupyLike(bytearray):
+    """Device memory that, like a CuPy array, also offers the buffer protocol: __cuda_array_interface__
+    must win (CuPy's buffer export raises for device memory; this one would hand over host bytes)."""
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"version": 3, "shape": (len(self),), "typestr": "|u1", "strides": None,
+                "data": (0x1000, False), "stream": None}
+
+
+def test_cuda_array_interface_wins_over_the_buffer_protocol(img):
+    no_device(img)
+    buf = CupyLike(1000)
+    with pytest.raises(OSError) as e:
+        img.read_into("/page", buf)
+    assert e.value.errno == errno.ENOTSUP
+    assert not any(buf)
+
+
 def test_device_buffers_are_checked_before_reading(img):
     a = np.zeros(100, np.int16)
     with pytest.raises(TypeError, match="writable"):

@@ -127,13 +127,14 @@ def test_torch_cuda(tree, img, name, offset, size):
 
 
 class DeviceBuffer:
-    """cudaMalloc'ed memory exposed through __cuda_array_interface__ (no array library needed)."""
+    """cudaMalloc'ed memory exposed through __cuda_array_interface__ (no array library needed): `n` bytes
+    shown, `guard` more allocated after them, which a read must leave alone."""
 
-    def __init__(self, n):
+    def __init__(self, n, guard=0):
         self.ptr = ctypes.c_void_p()
-        assert cudart.cudaMalloc(ctypes.byref(self.ptr), ctypes.c_size_t(n)) == 0
-        assert cudart.cudaMemset(self.ptr, 0xEE, ctypes.c_size_t(n)) == 0
-        self.n = n
+        assert cudart.cudaMalloc(ctypes.byref(self.ptr), ctypes.c_size_t(n + guard)) == 0
+        assert cudart.cudaMemset(self.ptr, 0xEE, ctypes.c_size_t(n + guard)) == 0
+        self.n = n + guard
         self.__cuda_array_interface__ = {"version": 3, "shape": (n,), "typestr": "|u1", "strides": None,
                                          "data": (self.ptr.value, False), "stream": None}
 
@@ -150,7 +151,7 @@ class DeviceBuffer:
 @pytest.mark.parametrize("name,offset,size", CASES)
 def test_cuda_runtime_memory(tree, img, name, offset, size):
     want = source(tree, name, offset, size)
-    buf = DeviceBuffer(size + 100)
+    buf = DeviceBuffer(size, guard=100)
     assert img.read_into("/" + name, buf, offset) == len(want)
     got = buf.host(size + 100)
     assert got[:len(want)] == want
