@@ -123,9 +123,6 @@ class CudaBatchDecoder final : public BatchDecoder {
     for (size_t i = first; i < end; ++i) {
       const HostPage& p = pages[i];
       if (p.in_size) std::memcpy(s.h_in + in, p.in, p.in_size);
-      // The padding travels in the same copy: zero it, so no byte sent to the device is uninitialised
-      // (compute-sanitizer's initcheck counts every such byte).
-      std::memset(s.h_in + in + p.in_size, 0, align_up(p.in_size) - p.in_size);
       s.h_pages[i - first] = DevicePage{
           s.d_in + in, s.d_out + out, p.in_size, p.out_size, static_cast<uint8_t>(p.codec), 0, p.param, 0};
       in += align_up(p.in_size);

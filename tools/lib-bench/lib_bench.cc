@@ -12,9 +12,16 @@
 //   rand64k     random 64 KiB reads in the largest file, --threads threads    -> reads/s
 //   batch       256 random 64 KiB ranges of random files: one read_batch (lib) or 256 preads (mount),
 //               --threads threads each doing batches                           -> ranges/s
-// Each line printed: "<via> <workload> <threads> <value> <unit> <bytes> <seconds>". Every byte read
+//   rand        random reads of --size bytes in the largest file, --threads threads -> reads/s
+// Library options (lib only): --decoder cpu|gpu|auto (cpu), --gpu-min-bytes N, --cache BYTES (the
+// decoded-page cache; small keeps reads missing it), --readahead BYTES. With --decoder gpu and a small
+// cache, `rand` at several sizes against --decoder cpu finds the request size where the GPU starts to win
+// (scripts/bench-gpu-read).
+// Each line printed: "<via> <workload> <threads> <value> <unit> <bytes> <seconds> <cpu-seconds>", the last
+// this process's user and system time over the workload (the library's threads included). Every byte read
 // through the library is compared with --verify DIR (the source tree) when given.
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -48,6 +55,8 @@ struct Options {
   std::vector<std::string> workloads{"tree"};
   unsigned threads = 1;
   double seconds = 2.0;
+  size_t size = 1 << 20;  // the rand workload's read size
+  gdfs::ReaderOptions reader;
 };
 
 // One way of reading: the library, or POSIX calls on the mount.
@@ -66,10 +75,8 @@ class Backend {
 
 class LibBackend final : public Backend {
  public:
-  explicit LibBackend(const std::string& image) {
-    gdfs::ReaderOptions o;
-    o.decoder = gdfs::DecoderChoice::kCpu;
-    reader_ = gdfs::Reader::open(image, o);
+  LibBackend(const std::string& image, const gdfs::ReaderOptions& o) : reader_(gdfs::Reader::open(image, o)) {
+    std::fprintf(stderr, "# decoder %s\n", reader_->decoder_name());
   }
   std::vector<File> files() override {
     std::vector<File> out;
@@ -164,9 +171,16 @@ void verify(const Options& o, const File& f, uint64_t off, const uint8_t* got, s
     throw std::runtime_error("wrong bytes: " + f.rel + " at " + std::to_string(off));
 }
 
+double cpu_seconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
+double g_cpu0 = 0;  // cpu_seconds() when the current workload started
+
 void report(const Options& o, const std::string& w, double value, const char* unit, uint64_t bytes, double s) {
-  std::printf("%s %s %u %.1f %s %llu %.3f\n", o.via.c_str(), w.c_str(), o.threads, value, unit,
-              static_cast<unsigned long long>(bytes), s);
+  std::printf("%s %s %u %.1f %s %llu %.3f %.3f\n", o.via.c_str(), w.c_str(), o.threads, value, unit,
+              static_cast<unsigned long long>(bytes), s, cpu_seconds() - g_cpu0);
   std::fflush(stdout);
 }
 
@@ -270,8 +284,10 @@ std::vector<std::string> split(const std::string& s) {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: gdfs-lib-bench lib IMAGE | mount DIR  [--workload tree,big,rand4k,rand64k,batch]\n"
-               "                      [--threads N] [--seconds S] [--verify SOURCE_DIR]\n");
+               "usage: gdfs-lib-bench lib IMAGE | mount DIR  [--workload tree,big,rand4k,rand64k,batch,rand]\n"
+               "                      [--threads N] [--seconds S] [--verify SOURCE_DIR] [--size BYTES]\n"
+               "                      lib only: [--decoder cpu|gpu|auto] [--gpu-min-bytes N] [--cache BYTES]\n"
+               "                                [--readahead BYTES]\n");
   return 2;
 }
 
@@ -280,6 +296,7 @@ int usage() {
 int main(int argc, char** argv) {
   if (argc < 3) return usage();
   Options o;
+  o.reader.decoder = gdfs::DecoderChoice::kCpu;
   o.via = argv[1];
   o.target = argv[2];
   for (int i = 3; i + 1 < argc; i += 2) {
@@ -288,12 +305,19 @@ int main(int argc, char** argv) {
     else if (k == "--threads") o.threads = static_cast<unsigned>(std::max(1, std::atoi(v.c_str())));
     else if (k == "--seconds") o.seconds = std::atof(v.c_str());
     else if (k == "--verify") o.verify = v;
+    else if (k == "--size") o.size = std::strtoull(v.c_str(), nullptr, 0);
+    else if (k == "--gpu-min-bytes") o.reader.gpu_min_bytes = std::strtoull(v.c_str(), nullptr, 0);
+    else if (k == "--cache") o.reader.cache_size = std::strtoull(v.c_str(), nullptr, 0);
+    else if (k == "--readahead") o.reader.readahead = std::strtoull(v.c_str(), nullptr, 0);
+    else if (k == "--decoder" && (v == "cpu" || v == "gpu" || v == "auto"))
+      o.reader.decoder = v == "cpu" ? gdfs::DecoderChoice::kCpu
+                         : v == "gpu" ? gdfs::DecoderChoice::kGpu : gdfs::DecoderChoice::kAuto;
     else return usage();
   }
   if (o.via != "lib" && o.via != "mount") return usage();
   try {
     std::unique_ptr<Backend> b;
-    if (o.via == "lib") b = std::make_unique<LibBackend>(o.target);
+    if (o.via == "lib") b = std::make_unique<LibBackend>(o.target, o.reader);
     else b = std::make_unique<MountBackend>(o.target);
     const std::vector<File> files = b->files();
     if (files.empty()) throw std::runtime_error("no regular files");
@@ -301,11 +325,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "# %zu files; largest %s, %llu bytes\n", files.size(), big.rel.c_str(),
                  static_cast<unsigned long long>(big.size));
     for (const std::string& w : o.workloads) {
+      g_cpu0 = cpu_seconds();
       if (w == "tree") whole(o, *b, files, "tree");
       else if (w == "big") whole(o, *b, {big}, "big");
       else if (w == "rand4k") random_reads(o, *b, big, 4096, "rand4k");
       else if (w == "rand64k") random_reads(o, *b, big, 65536, "rand64k");
       else if (w == "batch") batches(o, *b, files);
+      else if (w == "rand") random_reads(o, *b, big, o.size, "rand" + std::to_string(o.size));
       else return usage();
     }
   } catch (const std::exception& e) {
