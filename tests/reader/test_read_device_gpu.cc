@@ -110,7 +110,7 @@ class ReadDeviceGpu : public ::testing::Test {
     ReaderOptions o;
     o.threads = 4;
     o.decoder = decoder;
-    o.gpu_min_bytes = 0;  // every device read decodes on the GPU, however small
+    o.gpu_min_bytes = 0;  // host reads (the comparisons) decode on the GPU too
     return Reader::open(img, o);
   }
 

@@ -164,7 +164,7 @@ void print_usage(const char* prog) {
       "    -o cache_size=SIZE     decoded-page cache (K/M/G suffixes; default: 1/8 of RAM, 64M..4G)\n"
       "    -o threads=N           CPU decode threads (default: one per core)\n"
       "    -o decoder=auto|cpu|gpu  page decoder (auto: the GPU when one is usable)\n"
-      "    -o gpu_min_bytes=SIZE  decode smaller requests on the CPU even with a GPU (default 256K)\n"
+      "    -o gpu_min_bytes=SIZE  decode smaller requests on the CPU even with a GPU (default 1G)\n"
       "    -o readahead=SIZE      decode this far ahead of sequential readers (default 4M; 0 = off)\n"
       "    -o uring=0|1           read the image with io_uring (default 1; falls back to pread)\n"
       "    -o queue_depth=N       io_uring queue depth per thread (default 128)\n\n"

@@ -16,7 +16,7 @@ struct DaemonOptions {
   uint64_t cache_size = 0;  // bytes of decoded pages; 0 = the default (see default_cache_size)
   unsigned threads = 0;     // CPU decode threads; 0 = one per core
   DecoderChoice decoder = DecoderChoice::kAuto;
-  uint64_t gpu_min_bytes = 256 << 10;  // decode requests smaller than this stay on the CPU
+  uint64_t gpu_min_bytes = 1ull << 30;  // decode requests smaller than this stay on the CPU (docs/GPU.md)
   uint64_t readahead = 4u << 20;       // bytes decoded ahead of a sequential reader; 0 = off
   bool uring = true;                   // false: read the image with pread even where io_uring works
   unsigned queue_depth = 128;          // io_uring entries per ring
