@@ -128,8 +128,8 @@ class Packer {
   void pack_pages(const ScanNode& n, FileData& f) {
     const uint64_t npages = format::page_count_of(n.size, page_log2(o_));
     if (npages > UINT32_MAX)
-      throw MkfsError(quote_path(n.path) + " is too large: more than 2^32 - 1 pages of " + std::to_string(page_) +
-                      " bytes");
+      throw MkfsError(quote_path(n.path) + " is too large: more than 2^32 - 1 pages of " +
+                      std::to_string(page_) + " bytes");
     const UniqueFd fd(open_source(o_, n));
     ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
     uint64_t data_end = 0;  // end of the data extent the current page is in

@@ -117,16 +117,21 @@ class ReadDeviceGpu : public ::testing::Test {
   // Ranges of every kind: edges inside pages, whole pages, tails, dedupe, holes, bitpack, past 4 GiB.
   static std::vector<Range> ranges(Reader& r) {
     std::vector<Range> out = {
-        {"/multi", 0, 5 * 65536 + 1234},       {"/multi", 65536, 2 * 65536},
-        {"/multi", 100, 3 * 65536},            {"/multi", 5 * 65536 + 1000, 10000},
-        {"/multi-copy", 70000, 130000},        {"/big", 0, 24u << 20},
-        {"/big", 12345, 7u << 20},             {"/samples.pcm", 0, 1200000},
-        {"/samples.pcm", 65536 * 3 + 17, 99999}, {"/multi", 0, 0},
+        {"/multi", 0, 5 * 65536 + 1234},
+        {"/multi", 65536, 2 * 65536},
+        {"/multi", 100, 3 * 65536},
+        {"/multi", 5 * 65536 + 1000, 10000},
+        {"/multi-copy", 70000, 130000},
+        {"/big", 0, 24u << 20},
+        {"/big", 12345, 7u << 20},
+        {"/samples.pcm", 0, 1200000},
+        {"/samples.pcm", 65536 * 3 + 17, 99999},
+        {"/multi", 0, 0},
     };
     r.walk([&](const std::string& path, const FileStat& st) {
       if (!S_ISREG(st.mode)) return;
       if (st.size > (4ull << 30)) {
-        out.push_back({path, 1 << 20, 200000});          // a hole
+        out.push_back({path, 1 << 20, 200000});           // a hole
         out.push_back({path, st.size - 100000, 100000});  // data past 4 GiB
       } else if (st.size > 0 && st.size < 65536 && out.size() < 60) {
         out.push_back({path, st.size / 3, size_t(st.size)});  // small files live in tail packs
@@ -147,7 +152,8 @@ class ReadDeviceGpu : public ::testing::Test {
     const std::string where = g.path + " @" + std::to_string(g.offset) + "+" + std::to_string(g.length);
     ASSERT_EQ(got, n) << where;
     EXPECT_TRUE(std::equal(want.begin(), want.begin() + static_cast<long>(n), dev.begin())) << where;
-    EXPECT_TRUE(std::all_of(dev.begin() + static_cast<long>(n), dev.end(), [](uint8_t b) { return b == kGuard; }))
+    EXPECT_TRUE(
+        std::all_of(dev.begin() + static_cast<long>(n), dev.end(), [](uint8_t b) { return b == kGuard; }))
         << where << ": wrote past the range";
   }
 
@@ -232,7 +238,8 @@ TEST_F(ReadDeviceGpu, ManyThreadsShareOneReader) {
         const size_t n = r->read(g.path, g.offset, g.length, want.data());
         const size_t got = r->read_device(r->lookup(g.path), g.offset, g.length, d.get(), s);
         const Bytes dev = d.host();
-        if (got != n || !std::equal(want.begin(), want.begin() + static_cast<long>(n), dev.begin())) ++failures;
+        if (got != n || !std::equal(want.begin(), want.begin() + static_cast<long>(n), dev.begin()))
+          ++failures;
       }
       cudaStreamDestroy(s);
     });

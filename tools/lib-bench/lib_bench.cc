@@ -118,7 +118,8 @@ class MountBackend final : public Backend {
       const std::string d = stack.back();
       stack.pop_back();
       std::vector<fs::directory_entry> ents(fs::directory_iterator(dir_ + d), fs::directory_iterator());
-      std::sort(ents.begin(), ents.end(), [](auto& a, auto& b) { return a.path().filename() < b.path().filename(); });
+      std::sort(ents.begin(), ents.end(),
+                [](auto& a, auto& b) { return a.path().filename() < b.path().filename(); });
       std::vector<std::string> subdirs;
       for (const auto& e : ents) {
         const std::string rel = d + "/" + e.path().filename().string();
@@ -174,11 +175,13 @@ void verify(const Options& o, const File& f, uint64_t off, const uint8_t* got, s
 double cpu_seconds() {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
-  return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+  return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
 }
 double g_cpu0 = 0;  // cpu_seconds() when the current workload started
 
-void report(const Options& o, const std::string& w, double value, const char* unit, uint64_t bytes, double s) {
+void report(const Options& o, const std::string& w, double value, const char* unit, uint64_t bytes,
+            double s) {
   std::printf("%s %s %u %.1f %s %llu %.3f %.3f\n", o.via.c_str(), w.c_str(), o.threads, value, unit,
               static_cast<unsigned long long>(bytes), s, cpu_seconds() - g_cpu0);
   std::fflush(stdout);
@@ -283,11 +286,12 @@ std::vector<std::string> split(const std::string& s) {
 }
 
 int usage() {
-  std::fprintf(stderr,
-               "usage: gdfs-lib-bench lib IMAGE | mount DIR  [--workload tree,big,rand4k,rand64k,batch,rand]\n"
-               "                      [--threads N] [--seconds S] [--verify SOURCE_DIR] [--size BYTES]\n"
-               "                      lib only: [--decoder cpu|gpu|auto] [--gpu-min-bytes N] [--cache BYTES]\n"
-               "                                [--readahead BYTES]\n");
+  std::fprintf(
+      stderr,
+      "usage: gdfs-lib-bench lib IMAGE | mount DIR  [--workload tree,big,rand4k,rand64k,batch,rand]\n"
+      "                      [--threads N] [--seconds S] [--verify SOURCE_DIR] [--size BYTES]\n"
+      "                      lib only: [--decoder cpu|gpu|auto] [--gpu-min-bytes N] [--cache BYTES]\n"
+      "                                [--readahead BYTES]\n");
   return 2;
 }
 
@@ -301,38 +305,58 @@ int main(int argc, char** argv) {
   o.target = argv[2];
   for (int i = 3; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
-    if (k == "--workload") o.workloads = split(v);
-    else if (k == "--threads") o.threads = static_cast<unsigned>(std::max(1, std::atoi(v.c_str())));
-    else if (k == "--seconds") o.seconds = std::atof(v.c_str());
-    else if (k == "--verify") o.verify = v;
-    else if (k == "--size") o.size = std::strtoull(v.c_str(), nullptr, 0);
-    else if (k == "--gpu-min-bytes") o.reader.gpu_min_bytes = std::strtoull(v.c_str(), nullptr, 0);
-    else if (k == "--cache") o.reader.cache_size = std::strtoull(v.c_str(), nullptr, 0);
-    else if (k == "--readahead") o.reader.readahead = std::strtoull(v.c_str(), nullptr, 0);
+    if (k == "--workload")
+      o.workloads = split(v);
+    else if (k == "--threads")
+      o.threads = static_cast<unsigned>(std::max(1, std::atoi(v.c_str())));
+    else if (k == "--seconds")
+      o.seconds = std::atof(v.c_str());
+    else if (k == "--verify")
+      o.verify = v;
+    else if (k == "--size")
+      o.size = std::strtoull(v.c_str(), nullptr, 0);
+    else if (k == "--gpu-min-bytes")
+      o.reader.gpu_min_bytes = std::strtoull(v.c_str(), nullptr, 0);
+    else if (k == "--cache")
+      o.reader.cache_size = std::strtoull(v.c_str(), nullptr, 0);
+    else if (k == "--readahead")
+      o.reader.readahead = std::strtoull(v.c_str(), nullptr, 0);
     else if (k == "--decoder" && (v == "cpu" || v == "gpu" || v == "auto"))
-      o.reader.decoder = v == "cpu" ? gdfs::DecoderChoice::kCpu
-                         : v == "gpu" ? gdfs::DecoderChoice::kGpu : gdfs::DecoderChoice::kAuto;
-    else return usage();
+      o.reader.decoder = v == "cpu"   ? gdfs::DecoderChoice::kCpu
+                         : v == "gpu" ? gdfs::DecoderChoice::kGpu
+                                      : gdfs::DecoderChoice::kAuto;
+    else
+      return usage();
   }
   if (o.via != "lib" && o.via != "mount") return usage();
   try {
     std::unique_ptr<Backend> b;
-    if (o.via == "lib") b = std::make_unique<LibBackend>(o.target, o.reader);
-    else b = std::make_unique<MountBackend>(o.target);
+    if (o.via == "lib")
+      b = std::make_unique<LibBackend>(o.target, o.reader);
+    else
+      b = std::make_unique<MountBackend>(o.target);
     const std::vector<File> files = b->files();
     if (files.empty()) throw std::runtime_error("no regular files");
-    const File& big = *std::max_element(files.begin(), files.end(), [](auto& a, auto& c) { return a.size < c.size; });
+    const File& big =
+        *std::max_element(files.begin(), files.end(), [](auto& a, auto& c) { return a.size < c.size; });
     std::fprintf(stderr, "# %zu files; largest %s, %llu bytes\n", files.size(), big.rel.c_str(),
                  static_cast<unsigned long long>(big.size));
     for (const std::string& w : o.workloads) {
       g_cpu0 = cpu_seconds();
-      if (w == "tree") whole(o, *b, files, "tree");
-      else if (w == "big") whole(o, *b, {big}, "big");
-      else if (w == "rand4k") random_reads(o, *b, big, 4096, "rand4k");
-      else if (w == "rand64k") random_reads(o, *b, big, 65536, "rand64k");
-      else if (w == "batch") batches(o, *b, files);
-      else if (w == "rand") random_reads(o, *b, big, o.size, "rand" + std::to_string(o.size));
-      else return usage();
+      if (w == "tree")
+        whole(o, *b, files, "tree");
+      else if (w == "big")
+        whole(o, *b, {big}, "big");
+      else if (w == "rand4k")
+        random_reads(o, *b, big, 4096, "rand4k");
+      else if (w == "rand64k")
+        random_reads(o, *b, big, 65536, "rand64k");
+      else if (w == "batch")
+        batches(o, *b, files);
+      else if (w == "rand")
+        random_reads(o, *b, big, o.size, "rand" + std::to_string(o.size));
+      else
+        return usage();
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gdfs-lib-bench: %s\n", e.what());

@@ -17,11 +17,11 @@ struct DaemonOptions {
   unsigned threads = 0;     // CPU decode threads; 0 = one per core
   DecoderChoice decoder = DecoderChoice::kAuto;
   uint64_t gpu_min_bytes = 1ull << 30;  // decode requests smaller than this stay on the CPU (docs/GPU.md)
-  uint64_t readahead = 4u << 20;       // bytes decoded ahead of a sequential reader; 0 = off
-  bool uring = true;                   // false: read the image with pread even where io_uring works
-  unsigned queue_depth = 128;          // io_uring entries per ring
-  SourceOptions source;                // remote images: cache_dir=, disk_cache_size=, remote_timeout=,
-                                       // ca_file=, s3_addressing= (the warn callback is set by main)
+  uint64_t readahead = 4u << 20;        // bytes decoded ahead of a sequential reader; 0 = off
+  bool uring = true;                    // false: read the image with pread even where io_uring works
+  unsigned queue_depth = 128;           // io_uring entries per ring
+  SourceOptions source;                 // remote images: cache_dir=, disk_cache_size=, remote_timeout=,
+                                        // ca_file=, s3_addressing= (the warn callback is set by main)
 };
 
 // Takes gdfs's options and the image argument out of `args` (what is left goes to libfuse). Returns

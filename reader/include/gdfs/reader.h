@@ -52,11 +52,11 @@ struct ReaderOptions {
   // path lost to the CPU at every size measured (64 KiB to 256 MiB, docs/GPU.md), so by default host reads
   // decode on the CPU; device reads (read_device) decode on the GPU whatever this says.
   uint64_t gpu_min_bytes = 1ull << 30;
-  uint64_t readahead = 4u << 20;       // bytes decoded ahead of a sequential reader (remote images:
-                                       // at least 16 MiB); 0: off
-  bool uring = true;                   // local images: io_uring where the kernel allows it, else pread
-  unsigned queue_depth = 128;          // io_uring entries per ring
-  SourceOptions source;                // remote images: timeouts, the disk cache
+  uint64_t readahead = 4u << 20;  // bytes decoded ahead of a sequential reader (remote images:
+                                  // at least 16 MiB); 0: off
+  bool uring = true;              // local images: io_uring where the kernel allows it, else pread
+  unsigned queue_depth = 128;     // io_uring entries per ring
+  SourceOptions source;           // remote images: timeouts, the disk cache
 };
 
 // An eighth of physical memory, between 64 MiB and 4 GiB.
