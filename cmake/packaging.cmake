@@ -32,6 +32,7 @@ set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 
 include(CPack)
+include(${CMAKE_CURRENT_LIST_DIR}/debian_docs.cmake)
 
 # What `cmake --install` needs built, so that scripts/check-install builds only that. A new install()
 # of a target adds the target here.

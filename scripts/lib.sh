@@ -22,8 +22,9 @@ GDFS_BUILD_PACKAGES=(cmake g++ make pkg-config libcli11-dev libgtest-dev libdefl
                      libxxhash-dev nlohmann-json3-dev libcurl4-openssl-dev
                      pybind11-dev python3-dev python3-pytest python3-numpy
                      # tests/install and scripts/check-install: man pages (man-db, groff-base), bash
-                     # completions (bash-completion), cpack -G DEB's dpkg-shlibdeps (dpkg-dev)
-                     man-db groff-base bash-completion dpkg-dev)
+                     # completions (bash-completion), cpack -G DEB's dpkg-shlibdeps (dpkg-dev), and
+                     # lintian, which must find no error in the .deb
+                     man-db groff-base bash-completion dpkg-dev lintian)
 
 # The daemon: libfuse3 and fusermount3, io_uring (optional at build time, but wanted), and bc for timings.
 GDFS_DAEMON_PACKAGES=(libfuse3-dev fuse3 liburing-dev bc)

@@ -19,4 +19,12 @@ const char* result_name(PageResult r) {
   return "unknown";
 }
 
+const char* built_architectures() {
+#ifdef GDFS_CUDA_ARCHS
+  return GDFS_CUDA_ARCHS;
+#else
+  return "none";
+#endif
+}
+
 }  // namespace gdfs::gpu

@@ -13,6 +13,7 @@
 #include "daemon/daemon.h"
 #include "engine/decode_device.h"
 #include "engine/log.h"
+#include "gdfs/gpu_batch.h"
 #include "gdfs/version.h"
 
 namespace gdfs::daemon {
@@ -103,6 +104,7 @@ int gdfs_main(int argc, char** argv) {
   }
   if (a.cmd.show_version) {
     std::printf("%s\n", version_line("gdfs").c_str());
+    std::printf("CUDA kernels: %s\n", gdfs::gpu::built_architectures());
     std::fflush(stdout);  // libfuse prints its versions through its own path
     fuse_lowlevel_version();
     return 0;

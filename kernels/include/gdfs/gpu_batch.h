@@ -53,6 +53,10 @@ struct BatchTimings {
   double h2d_ms = 0, kernel_ms = 0, d2h_ms = 0;  // summed over the slots a call used (CUDA events)
 };
 
+// What this build's kernels were compiled for, as CMAKE_CUDA_ARCHITECTURES lists them ("80-real 90-real
+// 100-real 120-real 100-virtual": machine code for those, PTX for the last), or "none" without CUDA.
+const char* built_architectures();
+
 class BatchDecoder {
  public:
   // Null, with `why` set, when this build has no CUDA, no driver or device is present, or the device
