@@ -71,3 +71,6 @@ find_program(GZIP_PROGRAM gzip REQUIRED)
 execute_process(COMMAND ${GZIP_PROGRAM} -9n -c ${_gdfs_doc_dir}/changelog
                 OUTPUT_FILE ${_gdfs_doc_dir}/changelog.gz COMMAND_ERROR_IS_FATAL ANY)
 install(FILES ${_gdfs_doc_dir}/copyright ${_gdfs_doc_dir}/changelog.gz DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# What lintian reports that is not so (each line says why).
+install(FILES ${CMAKE_CURRENT_LIST_DIR}/debian/lintian-overrides DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides
+        RENAME gdfs)

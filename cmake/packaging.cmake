@@ -26,6 +26,12 @@ if(TARGET gdfs_python)  # the module is built for one Python minor version (its 
   string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS ", python3 (>= ${GDFS_PYTHON_ABI}), python3 (<< ${GDFS_PYTHON_ABI}.999)")
 endif()
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+# libgdfs.so.0: a shlibs file for packages that link it, and ldconfig run by dpkg's trigger (lintian's
+# no-shlibs and lacks-ldconfig-trigger).
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
+file(WRITE ${PROJECT_BINARY_DIR}/debian-control/triggers "activate-noawait ldconfig\n")
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${PROJECT_BINARY_DIR}/debian-control/triggers)
 
 # Installing (make install, and cpack, which installs through the same rules) does not build `all`
 # first: with tests on, that is the whole test suite. Build first: cmake --build, or the target below.
