@@ -10,10 +10,12 @@
 
 #include "diag.h"
 #include "gdfs/unique_fd.h"
+#include "source_hook.h"
 
 namespace gdfs::mkfs {
 
 int open_source(const Options& o, const ScanNode& n) {
+  if (const int error = source_fault(SourceOp::kOpen, n.path)) throw_io("open", n.path, error);
   const int fd = ::open(full_path(o, n.path).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) throw_io("open", n.path, errno);
   struct stat st {};
@@ -26,6 +28,7 @@ int open_source(const Options& o, const ScanNode& n) {
 
 void read_exact(int fd, uint64_t off, uint8_t* p, size_t n, const ScanNode& node) {
   while (n > 0) {
+    if (const int error = source_fault(SourceOp::kRead, node.path)) throw_io("read", node.path, error);
     const ssize_t r = ::pread(fd, p, n, static_cast<off_t>(off));
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) throw_io("read", node.path, errno);
