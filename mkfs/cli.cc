@@ -14,6 +14,8 @@
 namespace gdfs::mkfs {
 namespace {
 
+constexpr size_t kHelpWidth = 80;  // --help fits a classic terminal
+
 int usage_error(const std::string& what, std::ostream& err) {
   err << "mkfs.gdfs: error: " << what << "\nRun 'mkfs.gdfs --help' for usage.\n";
   return 2;
@@ -26,6 +28,7 @@ int parse(int argc, char** argv, Options& o, std::ostream& out, std::ostream& er
   app.set_version_flag("--version", version_line("mkfs.gdfs"));
   bool all_root = false;
   add_options(app, o, all_root);
+  fit_help(app, kHelpWidth);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -47,6 +47,10 @@ void throw_io(std::string_view what, std::string_view path, int error) {
   throw MkfsError(io_message(what, path, error));
 }
 
+void throw_entry_io(std::string_view what, std::string_view path, int error) {
+  throw EntryError(io_message(what, path, error));
+}
+
 void Diag::skip_entry(const std::string& message) {
   if (!ignore_errors_) throw MkfsError(message);
   ++skipped_;

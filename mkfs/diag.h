@@ -18,6 +18,14 @@ class MkfsError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// An error confined to one entry of the source tree, met after the scan: the file vanished, was
+// replaced, or could not be read. The data pass leaves that entry out under --ignore-errors, where any
+// other MkfsError (the image cannot be written, say) ends the run.
+class EntryError : public MkfsError {
+ public:
+  using MkfsError::MkfsError;
+};
+
 // A path for a message: names are arbitrary bytes, so control bytes are shown as \xNN and can neither
 // break the line nor drive the terminal. An empty relative path is the source root, shown as ".".
 std::string display(std::string_view path);
@@ -28,6 +36,8 @@ std::string quote_path(std::string_view path);
 // "cannot WHAT 'PATH': strerror(error)".
 std::string io_message(std::string_view what, std::string_view path, int error);
 [[noreturn]] void throw_io(std::string_view what, std::string_view path, int error);
+// The same message as an EntryError.
+[[noreturn]] void throw_entry_io(std::string_view what, std::string_view path, int error);
 
 class Diag {
  public:

@@ -114,7 +114,7 @@ Summary make_image(const Options& o, Diag& diag, Progress& progress) {
   const FileId old = existing_file_id(o.image);
   ImageWriter image(o.image, o.force);  // first: an unwritable IMAGE fails before a long scan
   ScanResult scan = scan_tree(o, diag, progress, {old, image.temp_id()});
-  const Tree tree = number_inodes(scan);
+  Tree tree = number_inodes(scan);
 
   uint64_t files = 0, bytes = 0;
   for (uint32_t node : tree.order)
@@ -122,7 +122,8 @@ Summary make_image(const Options& o, Diag& diag, Progress& progress) {
   progress.set_totals(files, bytes);
   progress.start_packing();
 
-  PackResult pack = pack_data(o, scan, tree, image, progress);
+  PackResult pack = pack_data(o, scan, tree, image, diag, progress);
+  apply_pack_changes(scan, tree, pack);  // files skipped or resized while packed
   const uint64_t meta_offset = format::align_up(pack.pages.data_end, format::kSectionAlign);
   const Metadata meta = build_metadata(scan, tree, pack);
   // Take what the rest needs from the scan and the per-file lists, then free them before the metadata

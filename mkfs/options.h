@@ -1,6 +1,7 @@
 // What mkfs.gdfs was asked to do: the parsed command line plus the environment it depends on.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -42,6 +43,10 @@ struct Options {
 
 // Registers every option of mkfs.gdfs on `app`, writing into `o`; `all_root` receives --all-root.
 void add_options(CLI::App& app, Options& o, bool& all_root);
+
+// Wraps the help text of `app` (its description, footer and every option's description) at word
+// boundaries so that no line of --help is wider than `width` columns.
+void fit_help(CLI::App& app, size_t width);
 
 // Fills in what depends on the environment and on other options: the thread count, the owner overrides
 // of --all-root, SOURCE_DATE_EPOCH (`sde` is its value, null when unset). Throws std::invalid_argument

@@ -52,7 +52,7 @@ Extent next_extent(int fd, uint64_t off, uint64_t size, const std::string& rel) 
   if (d < 0) {
     if (errno == ENXIO) return {size, size};                         // no data past `off`
     if (errno == EINVAL || errno == EOPNOTSUPP) return {off, size};  // no hole support: all data
-    throw_io("seek in", rel, errno);
+    throw_entry_io("seek in", rel, errno);
   }
   const auto start = static_cast<uint64_t>(d);
   if (start >= size) return {size, size};
@@ -61,13 +61,39 @@ Extent next_extent(int fd, uint64_t off, uint64_t size, const std::string& rel) 
   return {start, std::max(end, start + 1)};
 }
 
+// A file's data as packed: its size in the image, and whether that size changed since the scan.
+struct Packed {
+  uint64_t size = 0;
+  bool changed = false;
+};
+
+// "'PATH' changed as we read it: ...", tar's words, with what was stored.
+std::string changed_message(const ScanNode& n, uint64_t stored) {
+  std::string s = quote_path(n.path);
+  s += " changed as we read it: ";
+  if (stored < n.size) {
+    s += "it shrank from ";
+    s += std::to_string(n.size);
+    s += " to ";
+    s += std::to_string(stored);
+    s += " bytes, and the bytes read were stored";
+  } else {
+    s += "its ";
+    s += std::to_string(stored);
+    s += " bytes at the scan were stored";
+  }
+  return s;
+}
+
 class Packer {
  public:
-  Packer(const Options& o, const ScanResult& scan, const Tree& tree, ImageWriter& image, Progress& progress)
+  Packer(const Options& o, const ScanResult& scan, const Tree& tree, ImageWriter& image, Diag& diag,
+         Progress& progress)
       : o_(o),
         scan_(scan),
         tree_(tree),
         image_(image),
+        diag_(diag),
         progress_(progress),
         page_(o.page_size),
         prefetch_(o, small_files(), o.threads),
@@ -76,8 +102,8 @@ class Packer {
   PackResult run() {
     r_.files.resize(tree_.inode_count());
     for (uint32_t ino = 1; ino <= tree_.inode_count(); ++ino) {
-      const ScanNode& n = scan_.nodes[tree_.order[ino - 1]];
-      if (S_ISREG(n.mode)) pack_file(ino, n);
+      const uint32_t node = tree_.order[ino - 1];
+      if (S_ISREG(scan_.nodes[node].mode)) pack_file(ino, node);
     }
     flush_pack();
     r_.pages = pipeline_.finish();
@@ -98,61 +124,100 @@ class Packer {
   }
   bool is_small(const ScanNode& n) const { return S_ISREG(n.mode) && n.size > 0 && n.size <= page_; }
 
-  void pack_file(uint32_t ino, const ScanNode& n) {
+  void pack_file(uint32_t ino, uint32_t node) {
+    const ScanNode& n = scan_.nodes[node];
     FileData& f = r_.files[ino - 1];
     f.first_page = pipeline_.submitted();
-    ++r_.stats.files;
-    r_.stats.file_bytes += n.size;
+    Packed packed;
     if (n.size > 0) {
       file_codec_ = page::codec_for(o_.codec_rules, n.path, o_.codec);
       file_runs_ = r_.runs.size();
       file_holes_ = 0;
-      if (is_small(n))
-        pack_small(f);
-      else
-        pack_pages(n, f);
+      try {
+        packed = is_small(n) ? pack_small(f) : pack_pages(n, f);
+      } catch (const EntryError& e) {
+        forget_file(f);
+        r_.skipped.push_back(node);
+        diag_.skip_entry(e.what());  // throws without --ignore-errors
+        return;
+      }
       end_file(ino, f);
     }
+    if (packed.changed) {
+      diag_.warn(changed_message(n, packed.size));
+      if (packed.size != n.size) r_.resized.emplace_back(node, packed.size);
+    }
+    ++r_.stats.files;
+    r_.stats.file_bytes += packed.size;
     ++progress_.files_done;
     progress_.tick();
   }
 
-  // A file of one page, already read by the prefetcher. A hole needs no SEEK_DATA to be found here:
-  // the page reads as zeros, and zeros become a hole all the same.
-  void pack_small(FileData& f) {
-    prefetch_.take(spare_->raw);
-    progress_.bytes_in += spare_->raw.size();
-    place_page(0, f);
+  // Undoes what the current file added before its error: its hole runs. No tail was added (the tail is
+  // its last read), and its submitted pages stay: the pipeline may have written them already.
+  void forget_file(FileData& f) {
+    r_.runs.resize(file_runs_);
+    r_.stats.hole_pages -= file_holes_;
+    file_holes_ = 0;
+    f = FileData{};
   }
 
-  void pack_pages(const ScanNode& n, FileData& f) {
-    const uint64_t npages = format::page_count_of(n.size, page_log2(o_));
+  // A file of one page, already read by the prefetcher. A hole needs no SEEK_DATA to be found here:
+  // the page reads as zeros, and zeros become a hole all the same.
+  Packed pack_small(FileData& f) {
+    const bool changed = prefetch_.take(spare_->raw);
+    progress_.bytes_in += spare_->raw.size();
+    const uint64_t size = spare_->raw.size();
+    if (size > 0) place_page(0, f);  // a file emptied since the scan has no page at all
+    return {size, changed};
+  }
+
+  // A file of several pages, read here, page by page, skipping its holes. It is packed at its scanned
+  // size, or at its size when opened if that is less (else SEEK_DATA past its new end would pass for a
+  // hole); a read that meets its end earlier ends it there.
+  Packed pack_pages(const ScanNode& n, FileData& f) {
+    uint64_t size_now = 0;
+    const UniqueFd fd(open_source(o_, n, size_now));
+    const uint64_t size = std::min(n.size, size_now);
+    const uint64_t npages = format::page_count_of(size, page_log2(o_));
     if (npages > UINT32_MAX)
-      throw MkfsError(quote_path(n.path) + " is too large: more than 2^32 - 1 pages of " +
-                      std::to_string(page_) + " bytes");
-    const UniqueFd fd(open_source(o_, n));
+      throw EntryError(quote_path(n.path) + " is too large: more than 2^32 - 1 pages of " +
+                       std::to_string(page_) + " bytes");
     ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
     uint64_t data_end = 0;  // end of the data extent the current page is in
     for (uint64_t page = 0; page < npages; ++page) {
       const uint64_t off = page * page_;
       if (off >= data_end) {
-        const Extent x = next_extent(fd.get(), off, n.size, n.path);
-        const uint64_t first = x.start >= n.size ? npages : x.start / page_;  // first page with data
+        const Extent x = next_extent(fd.get(), off, size, n.path);
+        const uint64_t first = x.start >= size ? npages : x.start / page_;  // first page with data
         if (first > page) {
           add_holes(page, first - page);
-          progress_.bytes_in += std::min(n.size, first * page_) - off;  // skipped holes count as done
+          progress_.bytes_in += std::min(size, first * page_) - off;  // skipped holes count as done
         }
         if (first == npages) break;
         page = first;
         data_end = x.end;
       }
-      const size_t len = static_cast<size_t>(std::min<uint64_t>(page_, n.size - page * page_));
+      const size_t len = static_cast<size_t>(std::min<uint64_t>(page_, size - page * page_));
       spare_->raw.resize(len);
-      read_exact(fd.get(), page * page_, spare_->raw.data(), len, n);
-      progress_.bytes_in += len;
+      const size_t got = read_upto(fd.get(), page * page_, spare_->raw.data(), len, n);
+      progress_.bytes_in += got;
+      if (got < len) return end_early(page, got, f);
       place_page(page, f);
       progress_.tick();
     }
+    // The scan, the open and the end of the read must agree on the size, or the file changed meanwhile.
+    struct stat st {};
+    const bool changed_during = ::fstat(fd.get(), &st) == 0 && static_cast<uint64_t>(st.st_size) != n.size;
+    return {size, size_now != n.size || changed_during};
+  }
+
+  // The file ended `got` bytes into page `page`, which becomes its last page: the tail if any byte of
+  // it was read.
+  Packed end_early(uint64_t page, size_t got, FileData& f) {
+    spare_->raw.resize(got);
+    if (got > 0) place_page(page, f);
+    return {page * page_ + got, true};
   }
 
   // Page `page` of the current file, in spare_->raw: a hole, the tail, or a page job.
@@ -267,6 +332,7 @@ class Packer {
   const ScanResult& scan_;
   const Tree& tree_;
   ImageWriter& image_;
+  Diag& diag_;
   Progress& progress_;
   const uint64_t page_;
   PackResult r_;
@@ -293,8 +359,21 @@ class Packer {
 }  // namespace
 
 PackResult pack_data(const Options& o, const ScanResult& scan, const Tree& tree, ImageWriter& image,
-                     Progress& progress) {
-  return Packer(o, scan, tree, image, progress).run();
+                     Diag& diag, Progress& progress) {
+  return Packer(o, scan, tree, image, diag, progress).run();
+}
+
+void apply_pack_changes(ScanResult& scan, Tree& tree, PackResult& pack) {
+  for (const auto& [node, size] : pack.resized) scan.nodes[node].size = size;
+  if (pack.skipped.empty()) return;
+  for (const uint32_t node : pack.skipped) scan.nodes[node].skipped = true;
+  Tree kept = number_inodes(scan);
+  std::vector<FileData> files(kept.inode_count());
+  for (uint32_t ino = 1; ino <= kept.inode_count(); ++ino)
+    files[ino - 1] = pack.files[tree.ino_of[kept.order[ino - 1]] - 1];
+  for (format::SparseFile& s : pack.sparse) s.ino = kept.ino_of[tree.order[s.ino - 1]];
+  pack.files = std::move(files);
+  tree = std::move(kept);
 }
 
 }  // namespace gdfs::mkfs

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "gdfs/format.h"
@@ -25,6 +26,7 @@
 
 namespace gdfs::mkfs {
 
+class Diag;
 class ImageWriter;
 class Progress;
 
@@ -50,9 +52,22 @@ struct PackResult {
   std::vector<format::HoleRun> runs;
   PipelineResult pages;
   PackStats stats;
+  // Files whose data could not be read (skipped under --ignore-errors), as scan nodes, in inode order.
+  std::vector<uint32_t> skipped;
+  // Files whose size changed between the scan and their read: (scan node, bytes stored).
+  std::vector<std::pair<uint32_t, uint64_t>> resized;
 };
 
+// Packs every regular file of `tree`. A file that cannot be read (it vanished, was replaced, a read
+// failed) goes to `diag`: fatal unless --ignore-errors, else listed in `skipped`. Pages it had already
+// sent to the pipeline stay in the page table, unreferenced: they may be written already. A file whose
+// size changed is stored as read (cut at its scanned size if it grew), with a warning.
 PackResult pack_data(const Options& o, const ScanResult& scan, const Tree& tree, ImageWriter& image,
-                     Progress& progress);
+                     Diag& diag, Progress& progress);
+
+// Makes the scan and the tree agree with what was packed: the sizes of resized files, the skipped files
+// left out of their directories, and the inodes renumbered without them (FileData and SparseFile
+// records follow). Removing files keeps the order of the others, so the data stays in inode order.
+void apply_pack_changes(ScanResult& scan, Tree& tree, PackResult& pack);
 
 }  // namespace gdfs::mkfs

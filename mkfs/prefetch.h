@@ -17,10 +17,12 @@
 
 namespace gdfs::mkfs {
 
-// Opens a regular file of the tree for reading, checking that it is still the file the scan saw.
-int open_source(const Options& o, const ScanNode& n);
-// Reads exactly `n` bytes at `off`; a file that shrank is an error.
-void read_exact(int fd, uint64_t off, uint8_t* p, size_t n, const ScanNode& node);
+// Opens a regular file of the tree for reading, checking that it is still the file the scan saw, and
+// sets `size_now` to its size at this point. Throws EntryError if it cannot be opened or was replaced.
+int open_source(const Options& o, const ScanNode& n, uint64_t& size_now);
+// Reads up to `n` bytes at `off` and returns how many it read: fewer only where the file ends, that is
+// when it shrank since the scan. Throws EntryError on a read error.
+size_t read_upto(int fd, uint64_t off, uint8_t* p, size_t n, const ScanNode& node);
 
 class Prefetcher {
  public:
@@ -31,9 +33,11 @@ class Prefetcher {
   Prefetcher(const Prefetcher&) = delete;
   Prefetcher& operator=(const Prefetcher&) = delete;
 
-  // Swaps the bytes of the next file (in the order given) into `out`, waiting for them if needed.
-  // Rethrows the error its reader hit, so that errors surface in the same order as without prefetch.
-  void take(std::vector<uint8_t>& out);
+  // Swaps the bytes of the next file (in the order given) into `out`, waiting for them if needed, and
+  // returns whether its size changed since the scan. A file that grew is cut at its scanned size; one
+  // that shrank holds the bytes read. Rethrows the error its reader hit, so that errors surface in the
+  // same order as without prefetch.
+  bool take(std::vector<uint8_t>& out);
 
   // 256 files of at most 64 KiB: at most 16 MiB ahead, and plenty to keep every reader busy.
   static constexpr size_t kWindow = 256;
@@ -42,11 +46,12 @@ class Prefetcher {
   struct Slot {
     std::vector<uint8_t> bytes;
     std::exception_ptr error;
+    bool changed = false;  // the file's size changed since the scan
     bool ready = false;
   };
   void stop();
   void reader(size_t first, size_t step);
-  void read_file(const ScanNode& n, std::vector<uint8_t>& out) const;
+  bool read_file(const ScanNode& n, std::vector<uint8_t>& out) const;  // true: its size changed
 
   const Options& o_;
   const std::vector<const ScanNode*> files_;

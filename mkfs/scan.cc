@@ -15,6 +15,7 @@
 #include "diag.h"
 #include "gdfs/format.h"
 #include "progress.h"
+#include "source_hook.h"
 
 namespace gdfs::mkfs {
 namespace {
@@ -121,6 +122,8 @@ class Scanner {
   // out of the image (with --ignore-errors) rather than shown empty.
   void read_dir(uint32_t dir) {
     const std::string rel = nodes()[dir].path;
+    if (const int error = source_fault(SourceOp::kListDir, rel))
+      return skip_dir(dir, io_message("open directory", rel, error));
     DIR* d = ::opendir(full_path(o_, rel).c_str());
     if (d == nullptr) return skip_dir(dir, io_message("open directory", rel, errno));
     std::vector<std::string> names;
@@ -167,6 +170,8 @@ class Scanner {
     if (excluded(rel, name)) return;
     if (name.size() > format::kMaxNameLen)
       return diag_.skip_entry(std::string("name too long: ") + quote_path(rel));
+    if (const int error = source_fault(SourceOp::kStat, rel))
+      return diag_.skip_entry(io_message("stat", rel, error));
     struct stat st {};
     if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
       return diag_.skip_entry(io_message("stat", rel, errno));

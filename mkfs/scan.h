@@ -28,7 +28,7 @@ struct Child {
 struct ScanNode {
   uint32_t mode = 0;  // st_mode
   uint32_t uid = 0, gid = 0;
-  uint64_t size = 0;  // regular files: st_size; symlinks: target length; others 0
+  uint64_t size = 0;  // regular files: st_size (the bytes stored, if it changed); symlinks: target length
   int64_t mtime_sec = 0;
   uint32_t mtime_nsec = 0;
   uint32_t rdev_major = 0, rdev_minor = 0;
@@ -38,7 +38,7 @@ struct ScanNode {
   std::string target;         // symlink target bytes
   Xattrs xattrs;
   std::vector<Child> children;  // directories: sorted by name bytes (memcmp order)
-  bool skipped = false;         // a directory that could not be read: left out of the image
+  bool skipped = false;  // left out of the image: a directory that could not be listed, a file not read
 };
 
 struct ScanResult {

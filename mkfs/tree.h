@@ -21,7 +21,7 @@ struct Tree {
 
 Tree number_inodes(const ScanResult& scan);
 
-// Children that are in the image (skipped directories are left out).
+// Children that are in the image (skipped directories and files are left out).
 template <typename F>
 void for_each_child(const ScanResult& scan, uint32_t dir, F&& f) {
   for (const Child& c : scan.nodes[dir].children)

@@ -215,6 +215,20 @@ TEST_F(Mkfs, BadArgumentsAreRefused) {
   EXPECT_FALSE(fs::exists(dir_ / "img"));
 }
 
+// --help fits an 80-column terminal: every line of it, option descriptions and footer included.
+TEST_F(Mkfs, HelpFitsIn80Columns) {
+  CliResult r = run_mkfs({"--help"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_NE(r.out.find("--ignore-errors"), std::string::npos) << r.out;
+  size_t lines = 0;
+  for (size_t at = 0; at < r.out.size(); ++lines) {
+    const size_t end = std::min(r.out.find('\n', at), r.out.size());
+    EXPECT_LE(end - at, 80u) << "too wide: '" << r.out.substr(at, end - at) << "'";
+    at = end + 1;
+  }
+  EXPECT_GT(lines, 20u) << r.out;  // the whole help was looked at, not an error message
+}
+
 TEST_F(Mkfs, EveryLevelRoundTrips) {
   for (int level = 1; level <= 12; level += 3) {
     const std::string img = dir_ / ("img" + std::to_string(level));
