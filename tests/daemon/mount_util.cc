@@ -68,15 +68,19 @@ std::string fuse_unavailable() {
 }
 
 bool is_gdfs_mount(const std::string& dir) {
+  return gdfs_mount_count(dir) > 0;
+}
+
+int gdfs_mount_count(const std::string& dir) {
   std::istringstream in(slurp("/proc/self/mountinfo"));
+  int n = 0;
   for (std::string line; std::getline(in, line);) {
     std::istringstream f(line);
     std::string id, parent, devno, root, mnt;
     f >> id >> parent >> devno >> root >> mnt;
-    if (unescape(mnt) != dir) continue;
-    if (line.find(" - fuse.gdfs ") != std::string::npos) return true;
+    if (unescape(mnt) == dir && line.find(" - fuse.gdfs ") != std::string::npos) ++n;
   }
-  return false;
+  return n;
 }
 
 Mount::Mount(const std::string& image, const std::string& dir, const std::string& opts)

@@ -13,6 +13,8 @@ std::string fuse_unavailable();
 
 // True when `dir` is a gdfs mount point (per /proc/self/mountinfo).
 bool is_gdfs_mount(const std::string& dir);
+// How many fuse.gdfs mounts /proc/self/mountinfo lists at `dir` (dead ones stacked under a live one too).
+int gdfs_mount_count(const std::string& dir);
 
 class Mount {
  public:

@@ -10,6 +10,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <iostream>
@@ -17,6 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <thread>
+#include <tuple>
 
 #include "cli_util.h"
 #include "gdfs/image.h"
@@ -356,6 +358,57 @@ TEST_F(Fuse, BadImagesAreRefusedBeforeMounting) {
   EXPECT_EQ(run_command({gdfs_binary(), "-o", "cache_size=lots", *dir_ / "data.img", mount_point()}, &out),
             1);
   EXPECT_NE(out.find("cache_size"), std::string::npos) << out;
+}
+
+// One line of output, which names the reason.
+void expect_one_line(const std::string& out, const std::string& needle) {
+  EXPECT_NE(out.find(needle), std::string::npos) << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+}
+
+// Issue 24: `gdfs IMG IMG` mounted over the image, after which every use of it failed with EIO.
+TEST_F(Fuse, MountPointMustBeADirectoryOtherThanTheImage) {
+  const std::string self = *dir_ / "self.img";
+  fs::copy_file(*dir_ / "data.img", self);
+  const std::string plain = *dir_ / "plain-file";
+  write_bytes(plain, Bytes(10, 'x'));
+  for (const auto& [image, mnt, why] :
+       {std::tuple<std::string, std::string, std::string>{self, self, "the image itself"},
+        {*dir_ / "data.img", plain, "not a directory"}}) {
+    std::string out;
+    // Without -f: an old daemon that mounted there returned 0 at once (and is unmounted below).
+    EXPECT_EQ(run_command({gdfs_binary(), image, mnt}, &out), 1) << mnt;
+    expect_one_line(out, why);
+    if (is_gdfs_mount(mnt)) run_command({"fusermount3", "-u", "-z", mnt});
+    EXPECT_FALSE(is_gdfs_mount(mnt)) << mnt;
+  }
+  EXPECT_EQ(read_bytes(self), read_bytes(*dir_ / "data.img"));  // the image is still there to read
+}
+
+// Issue 24: after kill -9, a new mount went on top of the dead one (or failed in libfuse's realpath).
+TEST_F(Fuse, DeadMountIsClearedBeforeMountingAgain) {
+  auto dead = mount(*dir_ / "data.img");
+  ASSERT_TRUE(dead->ok()) << dead->error();
+  const std::string mnt = dead->dir();
+  struct Detach {  // whatever fails below, no mount (dead or live) is left behind
+    std::string dir;
+    ~Detach() {
+      for (int i = 0; i < 8 && gdfs_mount_count(dir) > 0; ++i) run_command({"fusermount3", "-u", "-z", dir});
+    }
+  } detach{mnt};
+  ASSERT_EQ(kill(dead->pid(), SIGKILL), 0);
+  dead->wait_exit();
+  struct stat st;
+  ASSERT_NE(stat(mnt.c_str(), &st), 0);
+  ASSERT_EQ(errno, ENOTCONN);
+  std::string out;
+  ASSERT_EQ(run_command({gdfs_binary(), *dir_ / "data.img", mnt}, &out), 0) << out;
+  expect_one_line(out, "cleared a dead gdfs mount");
+  EXPECT_EQ(gdfs_mount_count(mnt), 1);
+  EXPECT_EQ(pread_bytes(mnt + "/small/f7", 0, 4096), files_->at("/small/f7"));
+  EXPECT_EQ(run_command({"fusermount3", "-u", mnt}), 0);
+  for (int i = 0; i < 500 && !find_processes({gdfs_binary(), mnt}).empty(); ++i) usleep(20000);
+  EXPECT_TRUE(find_processes({gdfs_binary(), mnt}).empty());
 }
 
 TEST_F(Fuse, DaemonizesAndLeavesNoProcessAfterUnmount) {

@@ -177,6 +177,13 @@ TEST_F(Corrupt, CraftedSuperblocksAreRefused) {
       {"unknown incompat bit", [](Superblock& s) { s.incompat |= 1ull << 40; }, "incompat"},
       {"major version 3", [](Superblock& s) { s.major = 3; }, "not supported"},
       {"major version 1", [](Superblock& s) { s.major = 1; }, "made by an older mkfs.gdfs; rebuild"},
+      // Issue 24: 0.0 was called "made by an older mkfs.gdfs", but no mkfs.gdfs ever wrote it.
+      {"version 0.0",
+       [](Superblock& s) {
+         s.major = 0;
+         s.minor = 0;
+       },
+       "format version 0.0 is invalid"},
       {"page size 2^20", [](Superblock& s) { s.page_log2 = 20; }, "page size"},
       {"image size past the file", [](Superblock& s) { s.image_size += 8; }, "truncated"},
       {"section out of range", [](Superblock& s) { s.sections[kSecPages].size += 1ull << 40; }, "section 3"},

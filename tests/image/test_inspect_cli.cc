@@ -1,5 +1,9 @@
 // gdfs-inspect subcommands on a small known image: info, ls, pages, stats (text and --json), cat.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -124,6 +128,165 @@ TEST_F(Inspect, Cat) {
   CliResult h = run_inspect({"cat", image_, "/holes"});
   EXPECT_TRUE(std::vector<uint8_t>(h.out.begin(), h.out.end()) == read_bytes(*dir_ / "src/holes"));
   EXPECT_EQ(run_inspect({"cat", image_, "/missing"}).code, 1);
+}
+
+// `extract IMG DIR` in a child process whose files may not grow past `limit` bytes: with SIGXFSZ at its
+// default the child is killed mid-file (like the SIGPIPE of issue 24), else its writes fail with EFBIG.
+// Returns the exit status, or minus the signal that ended it; `err` gets its error output.
+int extract_limited(const std::string& image, const std::string& dir, rlim_t limit, bool kill,
+                    std::string& err) {
+  const std::string err_path = dir + ".err";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const rlimit rl{limit, limit};
+    signal(SIGXFSZ, kill ? SIG_DFL : SIG_IGN);
+    if (setrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(99);
+    const CliResult r = run_inspect({"extract", image, dir});
+    const rlimit none{RLIM_INFINITY, RLIM_INFINITY};
+    setrlimit(RLIMIT_FSIZE, &none);  // raising the soft limit back is allowed up to the hard one
+    write_file(err_path, r.err);
+    _exit(r.code);
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  const std::vector<uint8_t> bytes = read_bytes(err_path);
+  err.assign(bytes.begin(), bytes.end());
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st);
+}
+
+// Every regular file under `out` either is a marked temporary or equals its source under `src`.
+// Returns how many temporaries there are.
+int check_no_partial_files(const std::string& src, const std::string& out) {
+  int temps = 0;
+  for (const auto& e : fs::recursive_directory_iterator(out)) {
+    if (!e.is_regular_file()) continue;
+    const std::string name = e.path().filename().string();
+    if (name.find(".gdfs-tmp-") != std::string::npos && name[0] == '.') {
+      ++temps;
+      continue;
+    }
+    const std::string rel = fs::relative(e.path(), out).string();
+    EXPECT_TRUE(read_bytes(e.path()) == read_bytes(src + "/" + rel)) << rel << " is partial";
+  }
+  return temps;
+}
+
+// Issue 24: killed midway, extract left a file with wrong contents under its real name.
+TEST_F(Inspect, ExtractKilledMidwayLeavesOnlyCompleteFiles) {
+  const std::string out = *dir_ / "killed";
+  std::string err;
+  // Every file but `small` (300 bytes) is bigger than the limit: the first of them kills the child.
+  ASSERT_EQ(extract_limited(image_, out, 100000, true, err), -SIGXFSZ) << err;
+  EXPECT_EQ(check_no_partial_files(*dir_ / "src", out), 1);  // the file being written when it died
+}
+
+TEST_F(Inspect, ExtractFailureRemovesTheTemporaryAndNamesThePath) {
+  const std::string out = *dir_ / "efbig";
+  std::string err;
+  ASSERT_EQ(extract_limited(image_, out, 100000, false, err), 1) << err;
+  EXPECT_NE(err.find(strerror(EFBIG)), std::string::npos) << err;
+  EXPECT_NE(err.find(out + "/"), std::string::npos) << err;  // the local path that failed
+  EXPECT_EQ(check_no_partial_files(*dir_ / "src", out), 0);
+  EXPECT_TRUE(fs::exists(out + "/small"));  // what fits was extracted
+}
+
+TEST_F(Inspect, ExtractYieldsTheSourceTreeAndNoTemporaries) {
+  const std::string out = *dir_ / "whole";
+  CliResult r = run_inspect({"extract", image_, out});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(compare_trees(*dir_ / "src", out, false, false), std::vector<std::string>{});
+  EXPECT_EQ(check_no_partial_files(*dir_ / "src", out), 0);
+}
+
+// A second image with what the first lacks: names that are not UTF-8, and symlinks of every kind.
+class InspectOdd : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir("inspect-odd");
+    const std::string src = *dir_ / "src";
+    fs::create_directories(src + "/docs/sub");
+    write_file(src + "/docs/f", "the contents\n");
+    write_file(src + "/" + kBadName, "latin-1 name\n");
+    for (const auto& [link, target] : std::vector<std::pair<std::string, std::string>>{
+             {"rel", "docs/f"},
+             {"abs", "/docs/f"},
+             {"chain", "rel"},
+             {"dirlink", "docs"},
+             {"docs/sub/up", "../f"},
+             {"escape", "../../../docs/f"},  // above the image root is the root, as at /
+             {"loop1", "loop2"},
+             {"loop2", "loop1"},
+             {"dangling", "nowhere"},
+             {"badtarget", kBadName}})
+      symlink(target.c_str(), (src + "/" + link).c_str());
+    image_ = *dir_ / "img";
+    CliResult r = run_mkfs({"-q", src, image_});
+    ASSERT_EQ(r.code, 0) << r.err;
+  }
+  static void TearDownTestSuite() { delete dir_; }
+  static inline const std::string kBadName = "caf\xe9 \xff\xfe";  // Latin-1, and bytes never in UTF-8
+  static inline TempDir* dir_ = nullptr;
+  static inline std::string image_;
+};
+
+std::string unbase64(const std::string& s) {
+  static const std::string kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  uint32_t v = 0;
+  int bits = 0;
+  for (char c : s) {
+    if (c == '=') break;
+    v = v << 6 | static_cast<uint32_t>(kAlphabet.find(c));
+    if ((bits += 6) >= 8) out.push_back(static_cast<char>((v >> (bits -= 8)) & 0xff));
+  }
+  return out;
+}
+
+// Issue 24: --json replaced the invalid bytes of names by U+FFFD, so the name could not be recovered.
+TEST_F(InspectOdd, LsJsonNamesRoundTripThroughBase64) {
+  const json j = inspect_json({"ls", image_, "/"});
+  bool found_bad = false, found_target = false;
+  for (const json& e : j["entries"]) {
+    const std::string name = e["name"];
+    if (e.contains("name_b64")) {
+      EXPECT_EQ(unbase64(e["name_b64"]), kBadName) << e.dump();
+      found_bad = true;
+    } else {
+      EXPECT_EQ(name.find("\xef\xbf\xbd"), std::string::npos) << "U+FFFD without name_b64: " << e.dump();
+    }
+    if (e.contains("target_b64")) {
+      EXPECT_EQ(e["name"], "badtarget");
+      EXPECT_EQ(unbase64(e["target_b64"]), kBadName);
+      found_target = true;
+    }
+  }
+  EXPECT_TRUE(found_bad && found_target) << j.dump();
+  const json one = inspect_json({"ls", image_, "/" + kBadName});  // the path given, too
+  EXPECT_EQ(unbase64(one["path_b64"]), "/" + kBadName) << one.dump();
+  EXPECT_EQ(unbase64(one["entries"][0]["name_b64"]), "/" + kBadName) << one.dump();
+  EXPECT_FALSE(inspect_json({"ls", image_, "/docs"}).contains("path_b64"));  // UTF-8 as before
+}
+
+// Issue 24: cat on a symlink said "not a regular file"; it follows links, inside the image, like cat(1).
+TEST_F(InspectOdd, CatFollowsSymlinksInsideTheImage) {
+  for (const std::string path : {"/rel", "/abs", "/chain", "/dirlink/f", "/docs/sub/up", "/escape",
+                                 "/dirlink/sub/../f", "dirlink/./sub/up"}) {
+    const CliResult r = run_inspect({"cat", image_, path});
+    EXPECT_EQ(r.code, 0) << path << ": " << r.err;
+    EXPECT_EQ(r.out, "the contents\n") << path;
+  }
+  EXPECT_EQ(run_inspect({"cat", image_, "/badtarget"}).out, "latin-1 name\n");
+  const CliResult loop = run_inspect({"cat", image_, "/loop1"});
+  EXPECT_EQ(loop.code, 1);
+  EXPECT_NE(loop.err.find("too many levels of symbolic links"), std::string::npos) << loop.err;
+  for (const std::string path : {"/dangling", "/docs/f/x", "/rel/x"}) {
+    const CliResult r = run_inspect({"cat", image_, path});
+    EXPECT_EQ(r.code, 1) << path;
+    EXPECT_NE(r.err.find("no such file"), std::string::npos) << path << ": " << r.err;
+  }
+  const CliResult dir = run_inspect({"cat", image_, "/dirlink"});
+  EXPECT_EQ(dir.code, 1);
+  EXPECT_NE(dir.err.find("not a regular file"), std::string::npos) << dir.err;
 }
 
 TEST_F(Inspect, UsageErrors) {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <fstream>
 #include <map>
 #include <numeric>
@@ -19,6 +20,7 @@
 #include "remote/prefetch_store.h"
 #include "remote/s3_config.h"
 #include "remote_util.h"
+#include "servers.h"
 
 namespace gdfs::test {
 namespace {
@@ -337,6 +339,28 @@ std::vector<uint8_t> pattern(size_t n) {
   for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>(i * 7 + i / 251);
   return v;
 }
+// Issue 24: a closed port printed nothing for 12 s, then three lines. The first failure now says what
+// is retried, how many more times, and for how long at most.
+TEST(RemoteUnits, AClosedPortSaysAtOnceWhatIsRetriedAndForHowLong) {
+  const int port = gdfs::test::free_port();  // bound and closed again: connections are refused
+  ASSERT_GT(port, 0);
+  std::vector<std::pair<double, std::string>> lines;
+  const auto t0 = std::chrono::steady_clock::now();
+  gdfs::SourceOptions o;
+  o.remote_timeout_s = 2;  // bounds the test
+  o.warn = [&](std::string_view l) {
+    lines.emplace_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), l);
+  };
+  EXPECT_THROW(gdfs::open_source("http://127.0.0.1:" + std::to_string(port) + "/img.gdfs", o),
+               std::exception);
+  ASSERT_FALSE(lines.empty()) << "no warning before giving up";
+  const std::string& first = lines.front().second;
+  EXPECT_LT(lines.front().first, 1.0) << first;  // at the first failure, not at the end
+  EXPECT_NE(first.find("opening the image"), std::string::npos) << first;
+  EXPECT_NE(first.find("retrying: at most 9 more attempts"), std::string::npos) << first;
+  EXPECT_NE(first.find("none later than 2 s from now"), std::string::npos) << first;
+}
+
 }  // namespace
 
 TEST(RemoteUnits, PrefetchStoreServesHeldChunksAndWaitsForOnesInFlight) {

@@ -1,5 +1,6 @@
-// `cat`: one regular file's contents to standard output, read through the verifying reader. A page that
-// fails its checks stops the output before any of its chunk is written.
+// `cat`: one regular file's contents (a symlink is followed inside the image) to standard output, read
+// through the verifying reader. A page that fails its checks stops the output before any of its chunk is
+// written.
 #include <ostream>
 #include <stdexcept>
 
@@ -10,7 +11,7 @@ namespace gdfs::inspect {
 
 int cat(const Options& o, std::ostream& out) {
   auto img = Image::open(o.image);
-  const uint32_t ino = resolve_path(*img, o.path);
+  const uint32_t ino = resolve_following(*img, o.path);  // like cat(1), through symlinks
   if (img->type(ino) != format::kTypeReg)
     throw std::runtime_error(img->name() + ": " + o.path + ": not a regular file");
   constexpr size_t kChunk = size_t{1} << 20;

@@ -1,6 +1,7 @@
 // `extract`: restores the tree (or the subtree or single entry at PATH) under DIR. Directories are walked
 // with descriptors, never with paths, so a deep tree needs no PATH_MAX and a symlink in DIR cannot
-// redirect anything.
+// redirect anything. Files are written under temporary names and renamed into place when complete
+// (restore.cc): an extraction cut short leaves complete files and, at worst, ".NAME.gdfs-tmp-XXXXXX".
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -121,11 +122,15 @@ int extract(const Options& o, std::ostream& out, std::ostream& err) {
     ~Closer() { ::close(fd); }
   } closer{root_fd};
   Restorer r(*img, err, root_fd, o.dir);
-  if (img->type(ino) == format::kTypeDir) {
-    extract_tree(*img, ino, root_fd, r);
-  } else {
-    const std::string name = last_name(o.path);
-    r.create(root_fd, name, ino, name);
+  try {
+    if (img->type(ino) == format::kTypeDir) {
+      extract_tree(*img, ino, root_fd, r);
+    } else {
+      const std::string name = last_name(o.path);
+      r.create(root_fd, name, ino, name);
+    }
+  } catch (const std::exception& e) {  // a damaged directory listing, no descriptors left, ...
+    throw std::runtime_error(std::string(e.what()) + "; extraction stopped at " + printable(r.current()));
   }
   if (r.failures() != 0) {
     err << "gdfs-inspect: error: " << r.failures() << " problems extracting " << img->name() << " to "

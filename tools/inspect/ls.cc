@@ -36,19 +36,20 @@ std::string size_column(const format::Inode& in, uint32_t mode) {
 Json entry_json(const Image& img, const Listed& l) {
   const format::Inode& in = img.inode(l.ino);
   const format::Attr& at = img.attr(l.ino);
-  Json j = {{"name", l.name},
-            {"inode", l.ino},
-            {"type", type_name(at.mode)},
-            {"mode", at.mode & 07777u},
-            {"mode_string", mode_string(at.mode)},
-            {"nlink", at.nlink},
-            {"uid", at.uid},
-            {"gid", at.gid},
-            {"size", in.size},
-            {"mtime", at.mtime_sec},
-            {"mtime_nsec", at.mtime_nsec}};
+  Json j;
+  put_name(j, "name", l.name);
+  j.update(Json{{"inode", l.ino},
+                {"type", type_name(at.mode)},
+                {"mode", at.mode & 07777u},
+                {"mode_string", mode_string(at.mode)},
+                {"nlink", at.nlink},
+                {"uid", at.uid},
+                {"gid", at.gid},
+                {"size", in.size},
+                {"mtime", at.mtime_sec},
+                {"mtime_nsec", at.mtime_nsec}});
   if (is_device(at.mode)) j["rdev"] = {{"major", in.a}, {"minor", in.b}};
-  if ((at.mode & format::kTypeMask) == format::kTypeLnk) j["target"] = std::string(img.symlink_target(l.ino));
+  if ((at.mode & format::kTypeMask) == format::kTypeLnk) put_name(j, "target", img.symlink_target(l.ino));
   return j;
 }
 
@@ -75,7 +76,9 @@ int ls(const Options& o, std::ostream& out) {
   if (o.json) {
     // One entry object per line, written as it is made: a recursive listing of a large image would
     // otherwise hold every entry as a JSON object at once.
-    out << "{\n  \"path\": " << compact_json(o.path) << ",\n  \"inode\": " << ino << ",\n  \"entries\": [";
+    out << "{\n  \"path\": " << compact_json(o.path);
+    if (!valid_utf8(o.path)) out << ",\n  \"path_b64\": \"" << base64(o.path) << "\"";
+    out << ",\n  \"inode\": " << ino << ",\n  \"entries\": [";
     for (size_t i = 0; i < list.size(); ++i)
       out << (i ? ",\n    " : "\n    ") << compact_json(entry_json(*img, list[i]));
     out << (list.empty() ? "]\n}\n" : "\n  ]\n}\n");

@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 #include <ostream>
+#include <random>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -46,6 +48,23 @@ int create_replacing(int dir_fd, const std::string& name, F create) {
   return r;
 }
 
+// Creates ".NAME.gdfs-tmp-XXXXXX" (NAME shortened to keep within NAME_MAX) in `dir_fd`, open for
+// writing; `tmp` gets its name. -1 with errno set on failure.
+int create_temp(int dir_fd, const std::string& name, std::string& tmp) {
+  static constexpr std::string_view kMark = ".gdfs-tmp-";
+  constexpr size_t kNameMax = 255, kSuffix = 6;
+  const std::string base = name.substr(0, kNameMax - 1 - kMark.size() - kSuffix);
+  static constexpr char kChars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  static std::mt19937_64 rng(std::random_device{}());
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    tmp = "." + base + std::string(kMark);
+    for (size_t i = 0; i < kSuffix; ++i) tmp.push_back(kChars[rng() % (sizeof kChars - 1)]);
+    const int fd = openat(dir_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  return -1;  // errno is EEXIST
+}
+
 }  // namespace
 
 Restorer::Restorer(const Image& img, std::ostream& err, int root_fd, std::string root_path)
@@ -74,6 +93,7 @@ void Restorer::warn_xattr(const std::string& rel, std::string_view key, int erro
 
 void Restorer::create(int dir_fd, std::string_view name, uint32_t ino, const std::string& rel) {
   ++entries_;
+  current_ = rel;
   const format::Attr& in = img_.attr(ino);
   if (in.nlink > 1 && first_name_.contains(ino)) {
     link_to_first(dir_fd, name, ino, rel);
@@ -84,19 +104,32 @@ void Restorer::create(int dir_fd, std::string_view name, uint32_t ino, const std
   if (ok && in.nlink > 1) first_name_.emplace(ino, rel);
 }
 
+// The file is written under a temporary name beside its final one and renamed into place when
+// complete, so an extraction cut short (a signal, a full disk) never leaves a partial file under a real
+// name. The temporary name is hidden and marked (".NAME.gdfs-tmp-XXXXXX") so a leftover is recognisable.
 bool Restorer::write_file(int dir_fd, std::string_view name, uint32_t ino, const std::string& rel) {
   const std::string n(name);
-  Fd fd(create_replacing(dir_fd, n, [&] {
-    return openat(dir_fd, n.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  }));
+  std::string tmp;
+  Fd fd(create_temp(dir_fd, n, tmp));
   if (fd.get() < 0) return fail(rel, "cannot create", errno);
+  // Removes the temporary file on every failure below: it must not outlive this call.
+  const auto discard = [&] { unlinkat(dir_fd, tmp.c_str(), 0); };
   if (!write_contents(fd.get(), ino, rel)) {
-    unlinkat(dir_fd, n.c_str(), 0);  // a partial file must not pass for the real one
+    discard();
     return false;
   }
+  const bool ok = set_metadata(fd.get(), dir_fd, tmp, ino, rel);
+  if (::close(fd.release()) != 0) {
+    const int error = errno;
+    discard();
+    return fail(rel, "cannot write", error);
+  }
+  if (renameat(dir_fd, tmp.c_str(), dir_fd, n.c_str()) != 0) {
+    const int error = errno;
+    discard();
+    return fail(rel, "cannot rename the finished file into place", error);
+  }
   file_bytes_ += img_.inode(ino).size;
-  const bool ok = set_metadata(fd.get(), dir_fd, name, ino, rel);
-  if (::close(fd.release()) != 0) return fail(rel, "cannot write", errno);
   return ok;
 }
 
@@ -190,6 +223,7 @@ bool Restorer::link_to_first(int dir_fd, std::string_view name, uint32_t ino, co
 
 int Restorer::make_dir(int dir_fd, std::string_view name, const std::string& rel) {
   ++entries_;
+  current_ = rel;
   const std::string n(name);
   // 0700 until finish_dir: the final mode may not let us create the contents.
   const bool existed = mkdirat(dir_fd, n.c_str(), 0700) != 0;

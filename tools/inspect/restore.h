@@ -35,6 +35,8 @@ class Restorer {
   uint64_t failures() const { return failures_; }
   uint64_t entries() const { return entries_; }
   uint64_t file_bytes() const { return file_bytes_; }
+  // The local path of the entry created last: where an extraction that had to stop stopped.
+  std::string current() const { return local(current_); }
 
  private:
   bool write_file(int dir_fd, std::string_view name, uint32_t ino, const std::string& rel);
@@ -57,6 +59,7 @@ class Restorer {
   std::vector<uint8_t> buf_;                              // file data on its way out
   std::unordered_map<uint32_t, std::string> first_name_;  // hardlinked inode -> where it was extracted
   std::set<std::string> xattr_warned_;                    // namespaces already warned about
+  std::string current_;                                   // the entry being created (under the root)
   uint64_t failures_ = 0, entries_ = 0, file_bytes_ = 0;
 };
 

@@ -18,6 +18,48 @@ uint32_t resolve_path(const Image& img, const std::string& path) {
   return ino;
 }
 
+uint32_t resolve_following(const Image& img, const std::string& path) {
+  // The components still to resolve, the next one last: a symlink's target is pushed in their place.
+  std::vector<std::string> todo;
+  const auto push = [&todo](std::string_view p) {
+    std::vector<std::string> parts;
+    for (size_t pos = 0; pos <= p.size();) {
+      const size_t slash = std::min(p.find('/', pos), p.size());
+      if (slash > pos) parts.emplace_back(p.substr(pos, slash - pos));
+      pos = slash + 1;
+    }
+    todo.insert(todo.end(), parts.rbegin(), parts.rend());
+  };
+  const auto missing = [&] {
+    return std::runtime_error(img.name() + ": " + path + ": no such file or directory in the image");
+  };
+  push(path);
+  uint32_t dir = format::kRootIno, ino = format::kRootIno;
+  for (int links = 0; !todo.empty();) {
+    const std::string part = std::move(todo.back());
+    todo.pop_back();
+    if (img.type(dir) != format::kTypeDir) throw missing();  // a file used as a directory
+    if (part == ".") {
+      ino = dir;
+      continue;
+    }
+    ino = part == ".." ? img.inode(dir).c : img.lookup(dir, part);
+    if (ino == 0) throw missing();
+    if (img.type(ino) != format::kTypeLnk) {
+      dir = ino;  // checked to be a directory if a component follows
+      continue;
+    }
+    if (++links > kMaxSymlinks)
+      throw std::runtime_error(img.name() + ": " + path + ": too many levels of symbolic links in the image");
+    const std::string_view target = img.symlink_target(ino);
+    if (target.empty()) throw missing();
+    if (target.front() == '/') dir = format::kRootIno;  // the image's root, never the host's
+    push(target);
+    ino = dir;  // a target of "/" or "." names the directory itself
+  }
+  return ino;
+}
+
 std::string mode_string(uint32_t mode) {
   std::string s = "?rwxrwxrwx";
   switch (mode & format::kTypeMask) {
@@ -156,6 +198,33 @@ std::string fixed(double v, int decimals) {
 
 double ratio(uint64_t a, uint64_t b) {
   return b == 0 ? 0.0 : static_cast<double>(a) / static_cast<double>(b);
+}
+
+bool valid_utf8(std::string_view s) {
+  try {
+    (void)Json(s).dump();  // strict: throws on invalid UTF-8, exactly what print_json would replace
+    return true;
+  } catch (const Json::type_error&) {
+    return false;
+  }
+}
+
+std::string base64(std::string_view s) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((s.size() + 2) / 3 * 4);
+  for (size_t i = 0; i < s.size(); i += 3) {
+    const size_t n = std::min<size_t>(3, s.size() - i);
+    uint32_t v = 0;
+    for (size_t k = 0; k < 3; ++k) v = v << 8 | (k < n ? static_cast<uint8_t>(s[i + k]) : 0u);
+    for (size_t k = 0; k < 4; ++k) out.push_back(k <= n ? kAlphabet[(v >> (18 - 6 * k)) & 63] : '=');
+  }
+  return out;
+}
+
+void put_name(Json& j, const std::string& key, std::string_view value) {
+  j[key] = std::string(value);
+  if (!valid_utf8(value)) j[key + "_b64"] = base64(value);
 }
 
 void print_json(std::ostream& out, const Json& j) {

@@ -17,6 +17,11 @@ using Json = nlohmann::ordered_json;  // keeps keys in the order we write them: 
 
 // The inode at `path` inside the image; throws naming the image and the path when there is none.
 uint32_t resolve_path(const Image& img, const std::string& path);
+// Like resolve_path, but symlinks are followed in every component, the last included, as open(2) does:
+// absolute targets start again at the image's root, relative ones at the link's directory, and more
+// than kMaxSymlinks links in one lookup is an error (a loop), as in the kernel.
+inline constexpr int kMaxSymlinks = 40;
+uint32_t resolve_following(const Image& img, const std::string& path);
 
 // "drwxr-xr-x", with s/S and t/T like ls -l.
 std::string mode_string(uint32_t mode);
@@ -42,8 +47,16 @@ std::string fixed(double v, int decimals);
 // a / b, or 0 when b is 0.
 double ratio(uint64_t a, uint64_t b);
 
+// True when `s` is valid UTF-8, so that JSON can carry it unchanged.
+bool valid_utf8(std::string_view s);
+// Standard base64 (RFC 4648, with padding) of the bytes of `s`.
+std::string base64(std::string_view s);
+// Puts `value` under `key`; when it is not valid UTF-8 (names are any bytes), also its exact bytes in
+// base64 under KEY_b64, since the JSON text replaces the invalid bytes (see print_json).
+void put_name(Json& j, const std::string& key, std::string_view value);
+
 // Writes `j` indented, one document per line. Names may be any bytes: invalid UTF-8 is replaced by U+FFFD
-// rather than refused, since JSON cannot carry raw bytes.
+// rather than refused, since JSON cannot carry raw bytes (put_name adds the exact bytes beside them).
 void print_json(std::ostream& out, const Json& j);
 // `j` on one line, with the same replacement; for output too large to build as one document.
 std::string compact_json(const Json& j);

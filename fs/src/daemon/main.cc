@@ -11,6 +11,7 @@
 #include <string>
 
 #include "daemon/daemon.h"
+#include "daemon/mountpoint.h"
 #include "engine/decode_device.h"
 #include "engine/log.h"
 #include "gdfs/gpu_batch.h"
@@ -95,6 +96,8 @@ int gdfs_main(int argc, char** argv) {
   Args a{FUSE_ARGS_INIT(argc, argv)};
   DaemonOptions opt;
   if (!parse_options(a.args, opt)) return 1;
+  // Before libfuse sees the mount point: its realpath() of a dead mount fails with ENOTCONN.
+  if (!clear_dead_mount(opt.mountpoint)) return 1;
   if (fuse_parse_cmdline(&a.args, &a.cmd) != 0) return 1;
   if (a.cmd.show_help) {
     print_usage(argv[0]);
@@ -111,6 +114,11 @@ int gdfs_main(int argc, char** argv) {
   }
   if (opt.image.empty() || !a.cmd.mountpoint) {
     std::fprintf(stderr, "usage: %s [options] IMAGE MOUNTPOINT (see --help)\n", argv[0]);
+    return 1;
+  }
+  if (const std::string why = mountpoint_problem(a.cmd.mountpoint, is_url(opt.image) ? "" : opt.image);
+      !why.empty()) {
+    std::fprintf(stderr, "gdfs: %s\n", why.c_str());
     return 1;
   }
   // Asked before mounting, so that decoder=gpu without a GPU is an error, not a mount on the CPU.

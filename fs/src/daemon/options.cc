@@ -27,6 +27,7 @@ struct RawOptions {
   char* ca_file;
   char* s3_addressing;
   char* image;
+  char* mountpoint;
 };
 
 #define GDFS_OPT(templ, field) \
@@ -51,13 +52,15 @@ const fuse_opt kSpec[] = {
 // clang-format on
 #undef GDFS_OPT
 
-// The first non-option argument is the image; the second (the mount point) stays for libfuse.
+// The first non-option argument is the image; the second (the mount point) stays for libfuse, and a
+// copy is kept: a dead mount there must be cleared before libfuse's realpath() of it fails.
 int take_image(void* data, const char* arg, int key, fuse_args*) {
   auto* raw = static_cast<RawOptions*>(data);
   if (key == FUSE_OPT_KEY_NONOPT && !raw->image) {
     raw->image = strdup(arg);
     return 0;
   }
+  if (key == FUSE_OPT_KEY_NONOPT && !raw->mountpoint) raw->mountpoint = strdup(arg);
   return 1;
 }
 
@@ -120,6 +123,7 @@ bool convert(const RawOptions& raw, DaemonOptions& out) {
     out.source.s3_addressing = a == "auto" ? "" : a;
   }
   if (raw.image) out.image = raw.image;
+  if (raw.mountpoint) out.mountpoint = raw.mountpoint;
   return true;
 }
 
@@ -130,7 +134,7 @@ bool parse_options(fuse_args& args, DaemonOptions& out) {
   bool ok = fuse_opt_parse(&args, &raw, kSpec, take_image) == 0 && convert(raw, out);
   for (char* p : {raw.cache_size, raw.threads, raw.decoder, raw.gpu_min_bytes, raw.readahead, raw.uring,
                   raw.queue_depth, raw.cache_dir, raw.disk_cache_size, raw.remote_timeout, raw.ca_file,
-                  raw.s3_addressing, raw.image})
+                  raw.s3_addressing, raw.image, raw.mountpoint})
     std::free(p);
   return ok;
 }

@@ -13,6 +13,7 @@ namespace gdfs::daemon {
 
 struct DaemonOptions {
   std::string image;        // the first non-option argument
+  std::string mountpoint;   // the second, as given (libfuse parses it again; see mountpoint.h)
   uint64_t cache_size = 0;  // bytes of decoded pages; 0 = the default (see default_cache_size)
   unsigned threads = 0;     // CPU decode threads; 0 = one per core
   DecoderChoice decoder = DecoderChoice::kAuto;

@@ -49,6 +49,10 @@ void Image::validate_superblock(uint64_t file_size) {
   using namespace format;
   if (std::memcmp(sb_.magic, kMagic, sizeof kMagic) != 0) fail("not a gdfs image (bad magic)");
   const std::string version = std::to_string(sb_.major) + "." + std::to_string(sb_.minor);
+  if (sb_.major == 0)  // no mkfs.gdfs ever wrote 0.x: damage or another program's file, not an old image
+    fail("format version " + version +
+         " is invalid (no mkfs.gdfs writes major version 0; this reader reads " + std::to_string(kMajor) +
+         ".x)");
   if (sb_.major < kMajor)  // 1.x stored its metadata uncompressed; no such image was ever deployed
     fail("format version " + version +
          " was made by an older mkfs.gdfs; rebuild the image (this reader reads " + std::to_string(kMajor) +

@@ -652,6 +652,30 @@ void HttpObject::warn_limited(int kind, const std::string& line) {
   cfg_.warn(out);
 }
 
+namespace {
+
+// The backoff before the retry after round `round`: the upper half of an exponential step is drawn.
+milliseconds backoff_step(unsigned round) {
+  return std::min<milliseconds>(kBackoffCap, kBackoffBase * (1L << std::min(round, 10u)));
+}
+
+// The first warning of a run says what is retried and for how long, so that a server that is down does
+// not look like a hang: up to kMaxAttempts attempts, backoff at its longest, never past the deadline.
+std::string retry_line(const std::string& what, unsigned round, unsigned attempts,
+                       Clock::time_point deadline) {
+  const unsigned left = kMaxAttempts - std::min(attempts, kMaxAttempts);
+  milliseconds backoff{0};
+  for (unsigned r = round; r < round + left; ++r) backoff += backoff_step(r);
+  const auto to_s = [](milliseconds ms) { return std::to_string((ms.count() + 999) / 1000); };
+  const auto remaining = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+  return what + "; retrying: at most " + std::to_string(left) +
+         (left == 1 ? " more attempt" : " more attempts") + ", waiting up to " +
+         to_s(std::min(backoff, remaining)) + " s between them, none later than " + to_s(remaining) +
+         " s from now";
+}
+
+}  // namespace
+
 void HttpObject::run(std::span<Transfer*> xs, Clock::time_point deadline) {
   thread_local std::minstd_rand rng(
       static_cast<unsigned>(std::hash<std::thread::id>()(std::this_thread::get_id())));
@@ -678,7 +702,7 @@ void HttpObject::run(std::span<Transfer*> xs, Clock::time_point deadline) {
     }
     if (again.empty()) break;
     // Full jitter over the upper half of an exponential step, or what the server asked for.
-    const auto step = std::min<milliseconds>(kBackoffCap, kBackoffBase * (1L << std::min(round, 10u)));
+    const auto step = backoff_step(round);
     auto wait = milliseconds(step.count() / 2 + static_cast<long>(rng() % (step.count() / 2 + 1)));
     if (retry_after_s >= 0)
       wait = std::max(wait, std::min<milliseconds>(kRetryAfterCap, milliseconds(retry_after_s * 1000)));
@@ -687,7 +711,11 @@ void HttpObject::run(std::span<Transfer*> xs, Clock::time_point deadline) {
       break;
     }
     counters_.retries.fetch_add(again.size(), std::memory_order_relaxed);
-    warn_limited(0, cfg_.name + ": " + again.front()->why + "; retrying");
+    const Transfer& first = *again.front();
+    const std::string what =
+        first.probe ? "opening the image"
+                    : "bytes " + std::to_string(first.get->offset) + "+" + std::to_string(first.get->length);
+    warn_limited(0, retry_line(cfg_.name + ": " + what + ": " + first.why, round, first.attempts, deadline));
     std::this_thread::sleep_for(wait);
     todo = std::move(again);
   }
