@@ -220,7 +220,9 @@ TEST_F(GpuDecode, EveryPageOfTheImageMatchesTheReader) {
 }
 
 TEST_F(GpuDecode, SmallRequestsStayOnTheCpu) {
-  Rig rig;  // the default threshold, 256 KiB
+  GpuDecodeOptions opt;
+  opt.min_bytes = 256 << 10;  // two 64 KiB pages fall under it, four do not
+  Rig rig(opt);
   Work small(*image_, pages(0, 2));
   rig.gpu->decode(small.jobs);
   EXPECT_TRUE(small.good());
