@@ -10,8 +10,15 @@ file(MAKE_DIRECTORY ${_gdfs_doc_dir})
 
 # copyright: the licence text below a DEP-5 header, blank lines as " .".
 file(STRINGS ${PROJECT_SOURCE_DIR}/LICENSE _gdfs_license)
-list(GET _gdfs_license 2 _gdfs_holder)  # "Copyright (c) 2026 the gdfs authors"
-string(REGEX REPLACE "^Copyright \\(c\\) " "" _gdfs_holder "${_gdfs_holder}")
+set(_gdfs_holder "")
+foreach(line IN LISTS _gdfs_license)
+  if(NOT _gdfs_holder AND line MATCHES "^Copyright \\(c\\) (.+)$")  # "Copyright (c) 2026 the gdfs authors"
+    set(_gdfs_holder "${CMAKE_MATCH_1}")
+  endif()
+endforeach()
+if(NOT _gdfs_holder)
+  message(FATAL_ERROR "LICENSE has no 'Copyright (c) ...' line")
+endif()
 set(_gdfs_copyright "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n"
                     "Upstream-Name: gdfs\n\nFiles: *\nCopyright: ${_gdfs_holder}\nLicense: Expat\n")
 set(_gdfs_body FALSE)

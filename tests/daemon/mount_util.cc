@@ -13,6 +13,8 @@
 #include <sstream>
 #include <thread>
 
+#include "daemon/mountpoint.h"
+
 namespace gdfs::test {
 namespace {
 
@@ -21,20 +23,6 @@ using Clock = std::chrono::steady_clock;
 std::string slurp(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
-// mountinfo escapes space, tab, newline and backslash as octal.
-std::string unescape(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 3 < s.size()) {
-      out.push_back(static_cast<char>(std::stoi(s.substr(i + 1, 3), nullptr, 8)));
-      i += 3;
-    } else {
-      out.push_back(s[i]);
-    }
-  }
-  return out;
 }
 
 bool in_path(const std::string& prog) {
@@ -72,15 +60,7 @@ bool is_gdfs_mount(const std::string& dir) {
 }
 
 int gdfs_mount_count(const std::string& dir) {
-  std::istringstream in(slurp("/proc/self/mountinfo"));
-  int n = 0;
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream f(line);
-    std::string id, parent, devno, root, mnt;
-    f >> id >> parent >> devno >> root >> mnt;
-    if (unescape(mnt) == dir && line.find(" - fuse.gdfs ") != std::string::npos) ++n;
-  }
-  return n;
+  return daemon::gdfs_mounts_at(dir);
 }
 
 Mount::Mount(const std::string& image, const std::string& dir, const std::string& opts)

@@ -46,19 +46,6 @@ std::string unescape(const std::string& s) {
   return out;
 }
 
-// The number of fuse.gdfs mounts at `dir` (a dead one may sit under another dead one).
-int gdfs_mounts_at(const std::string& dir) {
-  std::ifstream in("/proc/self/mountinfo");
-  int n = 0;
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream f(line);
-    std::string id, parent, devno, root, mnt;
-    f >> id >> parent >> devno >> root >> mnt;
-    if (unescape(mnt) == dir && line.find(" - fuse.gdfs ") != std::string::npos) ++n;
-  }
-  return n;
-}
-
 bool is_dead(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) != 0 && errno == ENOTCONN;
@@ -83,6 +70,18 @@ bool detach(const std::string& dir) {
 
 }  // namespace
 
+int gdfs_mounts_at(const std::string& dir) {
+  std::ifstream in("/proc/self/mountinfo");
+  int n = 0;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream f(line);
+    std::string id, parent, devno, root, mnt;
+    f >> id >> parent >> devno >> root >> mnt;
+    if (unescape(mnt) == dir && line.find(" - fuse.gdfs ") != std::string::npos) ++n;
+  }
+  return n;
+}
+
 bool clear_dead_mount(const std::string& mountpoint) {
   if (mountpoint.empty() || mountpoint.rfind("/dev/fd/", 0) == 0 || !is_dead(mountpoint)) return true;
   const std::string dir = mount_path(mountpoint);
@@ -98,9 +97,9 @@ bool clear_dead_mount(const std::string& mountpoint) {
     if (!detach(dir)) break;
   if (is_dead(mountpoint)) {
     std::fprintf(stderr,
-                 "gdfs: %s: a dead gdfs mount (its daemon is gone) cannot be cleared: %s; "
+                 "gdfs: %s: a dead gdfs mount (its daemon is gone) cannot be cleared; "
                  "clear it with: fusermount3 -u %s\n",
-                 mountpoint.c_str(), std::strerror(errno), dir.c_str());
+                 mountpoint.c_str(), dir.c_str());
     return false;
   }
   std::fprintf(stderr, "gdfs: %s: cleared a dead gdfs mount left by a daemon that is gone\n",

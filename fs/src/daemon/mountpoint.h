@@ -6,6 +6,10 @@
 
 namespace gdfs::daemon {
 
+// How many fuse.gdfs mounts /proc/self/mountinfo lists at the absolute path `dir` (dead ones may be
+// stacked under each other, or under a live one).
+int gdfs_mounts_at(const std::string& dir);
+
 // `mountpoint` as given on the command line. When it is a dead fuse.gdfs mount (stat says ENOTCONN and
 // /proc/self/mountinfo lists fuse.gdfs there), detaches it and prints one line saying so. Returns false
 // after printing why (and how to clear it by hand) when a dead mount is there and stays.
