@@ -20,7 +20,6 @@
 #include <vector>
 
 #include "gdfs/reader.h"
-#include "reader_c_internal.h"
 
 namespace py = pybind11;
 
@@ -46,10 +45,8 @@ template <typename Fn>
 auto translate(py::handle filename, Fn&& fn) -> decltype(fn()) {
   try {
     return fn();
-  } catch (const ReadError& e) {
-    raise_os_error(e.code(), e.what(), filename);
   } catch (const ImageError& e) {
-    raise_os_error(EIO, e.what(), filename);
+    raise_os_error(e.code(), e.what(), filename);
   }
 }
 
@@ -272,16 +269,9 @@ Target dlpack_target(py::handle obj, py::handle stream, std::unique_ptr<DlpackTe
   return out;
 }
 
-struct StatResult {
-  uint32_t ino = 0, mode = 0, nlink = 0, uid = 0, gid = 0;
-  uint64_t size = 0, rdev = 0;
-  int64_t mtime_ns = 0;
-};
 
 DecoderChoice decoder_of(const std::string& name) {
-  if (name == "auto") return DecoderChoice::kAuto;
-  if (name == "cpu") return DecoderChoice::kCpu;
-  if (name == "gpu") return DecoderChoice::kGpu;
+  if (const std::optional<DecoderChoice> d = parse_decoder_choice(name)) return *d;
   throw py::value_error("decoder must be 'auto', 'cpu' or 'gpu', not '" + name + "'");
 }
 
@@ -301,7 +291,7 @@ class Image {
       py::gil_scoped_release nogil;  // validation reads the whole metadata region
       r = Reader::open(name_, opt);
     } catch (const std::exception& e) {
-      raise_os_error(open_error_code(e, name_), e.what(), path);
+      raise_os_error(error_code(e), e.what(), path);
     }
     reader_ = std::move(r);
     generation_ = g_fork_generation.load(std::memory_order_relaxed);
@@ -337,11 +327,10 @@ class Image {
     return translate(path, [&] { return r->lookup(p); });
   }
 
-  StatResult stat(py::handle path) const {
+  FileStat stat(py::handle path) const {
     auto r = get();
     const std::string p = fs_path(path);
-    const FileStat s = translate(path, [&] { return r->stat(p); });
-    return StatResult{s.ino, s.mode, s.nlink, s.uid, s.gid, s.size, s.rdev, s.mtime_ns};
+    return translate(path, [&] { return r->stat(p); });
   }
 
   py::list listdir(py::handle path) const {
@@ -609,7 +598,7 @@ void add_fast_method(py::object& cls, PyMethodDef* def) {
 
 PYBIND11_MODULE(_gdfs, m) {
   using gdfs::python::Image;
-  using gdfs::python::StatResult;
+  using gdfs::FileStat;
   namespace gp = gdfs::python;
   m.doc() = "gdfs: read gdfs images (compressed read-only filesystem images) into host or GPU memory";
   m.attr("__version__") = GDFS_VERSION;
@@ -617,18 +606,20 @@ PYBIND11_MODULE(_gdfs, m) {
       py::module_::import("sys").attr("getfilesystemencoding")().cast<std::string>() == "utf-8";
   pthread_atfork(nullptr, nullptr, [] { gp::g_fork_generation.fetch_add(1, std::memory_order_relaxed); });
 
-  py::class_<StatResult>(m, "StatResult",
+  py::class_<FileStat>(m, "StatResult",
                          "What Image.stat says about one entry (the fields of os.stat_result).")
-      .def_property_readonly("st_mode", [](const StatResult& s) { return s.mode; })
-      .def_property_readonly("st_ino", [](const StatResult& s) { return s.ino; })
-      .def_property_readonly("st_nlink", [](const StatResult& s) { return s.nlink; })
-      .def_property_readonly("st_uid", [](const StatResult& s) { return s.uid; })
-      .def_property_readonly("st_gid", [](const StatResult& s) { return s.gid; })
-      .def_property_readonly("st_size", [](const StatResult& s) { return s.size; })
-      .def_property_readonly("st_rdev", [](const StatResult& s) { return s.rdev; })
-      .def_property_readonly("st_mtime_ns", [](const StatResult& s) { return s.mtime_ns; })
-      .def_property_readonly("st_mtime", [](const StatResult& s) { return double(s.mtime_ns) / 1e9; })
-      .def("__repr__", [](const StatResult& s) {
+      .def_property_readonly("st_mode", [](const FileStat& s) { return s.mode; })
+      .def_property_readonly("st_ino", [](const FileStat& s) { return s.ino; })
+      .def_property_readonly("st_nlink", [](const FileStat& s) { return s.nlink; })
+      .def_property_readonly("st_uid", [](const FileStat& s) { return s.uid; })
+      .def_property_readonly("st_gid", [](const FileStat& s) { return s.gid; })
+      .def_property_readonly("st_size", [](const FileStat& s) { return s.size; })
+      .def_property_readonly("st_rdev", [](const FileStat& s) { return s.rdev; })
+      .def_property_readonly("st_mtime_ns", [](const FileStat& s) { return s.mtime_ns; })
+      .def_property_readonly("st_mtime", [](const FileStat& s) { return double(s.mtime_ns) / 1e9; })
+      .def_property_readonly("st_blocks", [](const FileStat& s) { return s.blocks; })
+      .def_property_readonly("st_blksize", [](const FileStat& s) { return s.blksize; })
+      .def("__repr__", [](const FileStat& s) {
         char line[320];
         std::snprintf(
             line, sizeof line,

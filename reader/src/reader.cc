@@ -12,18 +12,19 @@
 #include <thread>
 
 #include "engine/decode_device.h"
+#include "gdfs/gpu_batch.h"
 #include "engine/decode_scheduler.h"
 #include "engine/device_memory.h"
 #include "engine/fetcher.h"
-#include "engine/log.h"
+#include "gdfs/log.h"
 #include "engine/page_cache.h"
 #include "engine/read_engine.h"
 #include "engine/stats.h"
 #include "engine/thread_pool.h"
+#include "testing.h"
 
 namespace gdfs {
 
-using engine::LogLevel;
 
 namespace {
 constexpr uint64_t kRemoteReadahead = 16ull << 20;  // the least readahead for a remote image (when on)
@@ -74,12 +75,12 @@ struct Reader::Impl {
   [[noreturn]] void fail(int code, uint32_t ino, std::string_view what) const {
     std::string line = image->name() + ": ";
     if (ino) {
-      const std::string path = engine::path_of(*image, ino);
+      const std::string path = image->path(ino);
       line += path.empty() ? "inode " + std::to_string(ino) : path + " (inode " + std::to_string(ino) + ")";
       line += ": ";
     }
     line += what;
-    throw ReadError(code, line);
+    throw ImageError(line, code);
   }
   uint32_t checked(uint32_t ino) const {
     if (ino == 0 || ino > image->inode_count()) fail(ENOENT, 0, "no inode " + std::to_string(ino));
@@ -94,10 +95,10 @@ std::unique_ptr<engine::DecodeScheduler> Reader::Impl::open_gpu_scheduler() {
   std::unique_ptr<engine::DecodeDevice> dev = engine::make_cuda_decode_device(why);
   if (!dev) {
     if (opt.decoder == DecoderChoice::kGpu) fail(EINVAL, 0, "decoder=gpu, but no usable GPU: " + why);
-    engine::log_line(LogLevel::kInfo, "no usable GPU (" + why + "); decoding on the CPU");
+    log_line(LogLevel::kInfo, "no usable GPU (" + why + "); decoding on the CPU");
     return nullptr;
   }
-  engine::log_line(LogLevel::kInfo, "decoding on the GPU (" + dev->name() + ")");
+  log_line(LogLevel::kInfo, "decoding on the GPU (" + dev->name() + ")");
   engine::GpuDecodeOptions go;
   go.min_bytes = opt.gpu_min_bytes;
   return engine::make_gpu_scheduler(std::move(dev), *cpu_scheduler, stats, go);
@@ -111,7 +112,7 @@ void Reader::Impl::start() {
     std::string why;
     fetcher = engine::make_uring_fetcher(image->source(), opt.queue_depth, stats, why);
     if (!fetcher)
-      engine::log_line(LogLevel::kWarning,
+      log_line(LogLevel::kWarning,
                        "io_uring unavailable (" + why + "); reading the image with pread");
   }
   if (!fetcher) fetcher = engine::make_source_fetcher(image->source(), stats);
@@ -154,21 +155,42 @@ const Image& Reader::image() const {
 
 uint32_t Reader::lookup(std::string_view path) const {
   const Image& img = *impl_->image;
-  uint32_t ino = format::kRootIno;
-  std::string_view rest = path;
-  while (!rest.empty()) {
-    const size_t slash = rest.find('/');
-    const std::string_view part = rest.substr(0, slash);
-    rest = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
-    if (part.empty() || part == ".") continue;
-    if (img.type(ino) != format::kTypeDir)
-      throw ReadError(ENOTDIR, img.name() + ": " + std::string(path) + ": not a directory on the way");
-    ino = part == ".." ? img.inode(ino).c : img.lookup(ino, part);
-    if (ino == 0)
-      throw ReadError(ENOENT, img.name() + ": " + std::string(path) + ": no such file or directory");
-  }
-  return ino;
+  int err = 0;
+  const uint32_t ino = img.resolve(path, &err);
+  if (ino) return ino;
+  throw ImageError(img.name() + ": " + std::string(path) + ": " +
+                       (err == ENOTDIR ? "not a directory on the way" : "no such file or directory"),
+                   err);
 }
+
+uint32_t Reader::lookup(uint32_t dir, std::string_view name) const {
+  const Image& img = *impl_->image;
+  if (img.type(impl_->checked(dir)) != format::kTypeDir) impl_->fail(ENOTDIR, dir, "not a directory");
+  return img.lookup(dir, name);
+}
+
+std::string Reader::path(uint32_t ino) const {
+  std::string p = impl_->image->path(impl_->checked(ino));
+  if (p.empty()) impl_->fail(ENOENT, 0, "inode " + std::to_string(ino) + " is in no directory");
+  return p;
+}
+
+namespace {
+
+// Bytes a file's data occupies, as st_blocks counts them: a sparse file's holes and a device's or
+// symlink's payload take none.
+uint64_t allocated_bytes(const Image& img, uint32_t ino) {
+  const uint64_t size = img.inode(ino).size;
+  const uint32_t mode = img.mode(ino);
+  const uint32_t type = mode & format::kTypeMask;
+  if (type != format::kTypeReg && type != format::kTypeDir) return 0;
+  if (type == format::kTypeDir || !(mode & format::kInodeSparse)) return size;
+  uint64_t hole_pages = 0;
+  for (const format::HoleRun& r : img.hole_runs(ino)) hole_pages += r.count;
+  return std::min<uint64_t>(size, (img.logical_pages(ino) - hole_pages) * img.page_size());
+}
+
+}  // namespace
 
 FileStat Reader::stat(uint32_t ino) const {
   const Image& img = *impl_->image;
@@ -184,7 +206,30 @@ FileStat Reader::stat(uint32_t ino) const {
   st.mtime_ns = int64_t{a.mtime_sec} * 1000000000 + a.mtime_nsec;
   const uint32_t type = a.mode & format::kTypeMask;
   if (type == format::kTypeChr || type == format::kTypeBlk) st.rdev = makedev(in.a, in.b);
+  st.blocks = (allocated_bytes(img, ino) + 511) / 512;
+  st.blksize = img.page_size();
   return st;
+}
+
+uint64_t Reader::seek(uint32_t ino, uint64_t offset, Seek whence) const {
+  const Image& img = *impl_->image;
+  if (img.type(impl_->checked(ino)) != format::kTypeReg) impl_->fail(EINVAL, ino, "not a regular file");
+  const uint64_t size = img.inode(ino).size, ps = img.page_size();
+  if (offset >= size) impl_->fail(ENXIO, ino, "seek past the end of the file");
+  uint64_t result = whence == Seek::kData ? offset : size;
+  for (const format::HoleRun& r : img.hole_runs(ino)) {  // sorted; two runs may touch
+    const uint64_t from = uint64_t{r.first_page} * ps, to = (uint64_t{r.first_page} + r.count) * ps;
+    if (whence == Seek::kData) {
+      if (result < from) break;      // `result` is in data
+      if (result < to) result = to;  // in this hole: data starts after it (or another hole)
+    } else if (to > offset) {
+      result = std::max(from, offset);
+      break;
+    }
+  }
+  result = std::min(result, size);
+  if (whence == Seek::kData && result >= size) impl_->fail(ENXIO, ino, "no data after the offset");
+  return result;
 }
 
 std::vector<DirEntry> Reader::list(uint32_t dir) const {
@@ -251,10 +296,43 @@ size_t Reader::read(uint32_t ino, uint64_t offset, size_t length, void* dst) {
   std::string message;
   const int err = impl_->engine->read(ino, offset, length, slices, &impl_->read_states.get(ino), &message);
   if (err == EISDIR) impl_->fail(EISDIR, ino, "not a regular file");
-  if (err) throw ReadError(err, message);  // names the image, inode, page and path
+  if (err) throw ImageError(message, err);  // names the image, inode, page and path
   const size_t n = gather(slices, static_cast<uint8_t*>(dst));
   slices.clear();  // release the pages
   return n;
+}
+
+size_t Reader::read(uint32_t ino, uint64_t offset, size_t length, ReadView& view) {
+  impl_->checked(ino);
+  view.clear();
+  thread_local std::vector<engine::Slice> slices;
+  slices.clear();
+  std::string message;
+  const int err = impl_->engine->read(ino, offset, length, slices, &impl_->read_states.get(ino), &message);
+  if (err == EISDIR) impl_->fail(EISDIR, ino, "not a regular file");
+  if (err) throw ImageError(message, err);
+  for (engine::Slice& s : slices) {
+    view.pieces_.push_back(iovec{const_cast<uint8_t*>(s.data), s.len});
+    if (s.page) view.pages_.push_back(std::move(s.page));
+    view.size_ += s.len;
+  }
+  slices.clear();
+  return view.size_;
+}
+
+size_t ReadView::copy_to(void* dst) const {
+  size_t n = 0;
+  for (const iovec& p : pieces_) {
+    std::memcpy(static_cast<uint8_t*>(dst) + n, p.iov_base, p.iov_len);
+    n += p.iov_len;
+  }
+  return n;
+}
+
+void ReadView::clear() {
+  pieces_.clear();
+  pages_.clear();
+  size_ = 0;
 }
 
 void Reader::read_batch(std::span<ReadRequest> requests) {
@@ -293,15 +371,15 @@ size_t Reader::read_device(uint32_t ino, uint64_t offset, size_t length, void* d
   r.length = length;
   r.dst = dst;
   read_batch_device({&r, 1}, stream);
-  if (r.error) throw ReadError(r.error, r.message);
+  if (r.error) throw ImageError(r.message, r.error);
   return r.bytes;
 }
 
 void Reader::read_batch_device(std::span<ReadRequest> requests, void* stream) {
   engine::DeviceMemory* mem = impl_->device_memory();
   if (!mem)
-    throw ReadError(ENOTSUP, impl_->image->name() + ": reads into device memory are not supported here (" +
-                                 impl_->device_why + ")");
+    throw ImageError(impl_->image->name() + ": reads into device memory are not supported here (" +
+                                 impl_->device_why + ")", ENOTSUP);
   engine::read_to_device(*impl_->engine, *mem, requests, stream);
 }
 
@@ -311,15 +389,17 @@ bool Reader::device_reads(std::string& how) const {
   return mem != nullptr;
 }
 
-namespace engine {
-void set_device_memory(Reader& reader, std::unique_ptr<DeviceMemory> mem) {
-  Reader::Impl& impl = *reader.impl_;
+struct ReaderAccess {
+  static Reader::Impl& impl(Reader& r) { return *r.impl_; }
+};
+
+void testing::set_device_memory(Reader& reader, std::unique_ptr<engine::DeviceMemory> mem) {
+  Reader::Impl& impl = ReaderAccess::impl(reader);
   std::lock_guard lock(impl.device_mu);
   impl.device = std::move(mem);
   impl.device_why = impl.device ? "" : "none set";
   impl.device_tried = true;
 }
-}  // namespace engine
 
 // ---- state ------------------------------------------------------------------------------------------
 
@@ -343,16 +423,43 @@ std::string Reader::stats_json() const {
   return engine::stats_json(impl_->stats, ctx);
 }
 
-engine::Stats& Reader::stats() {
-  return impl_->stats;
+std::map<std::string, uint64_t> Reader::counters() const {
+  std::map<std::string, uint64_t> out;
+  impl_->stats.for_each([&](const char* name, uint64_t value) { out.emplace(name, value); });
+  out["cache_bytes"] = impl_->cache->bytes();
+  out["cache_capacity"] = impl_->cache->capacity();
+  out["cache_pages"] = impl_->cache->pages();
+  for (const auto& [name, value] : impl_->image->source().counters()) out[name] = value;
+  return out;
 }
 
-engine::ReadEngine& Reader::engine() {
-  return *impl_->engine;
+// ---- the decoder choice -----------------------------------------------------------------------------
+
+std::optional<DecoderChoice> parse_decoder_choice(std::string_view name) {
+  if (name == "auto") return DecoderChoice::kAuto;
+  if (name == "cpu") return DecoderChoice::kCpu;
+  if (name == "gpu") return DecoderChoice::kGpu;
+  return std::nullopt;
 }
 
-engine::ReadStateTable& Reader::read_states() {
-  return impl_->read_states;
+const char* decoder_choice_name(DecoderChoice choice) {
+  switch (choice) {
+    case DecoderChoice::kCpu:
+      return "cpu";
+    case DecoderChoice::kGpu:
+      return "gpu";
+    case DecoderChoice::kAuto:
+      break;
+  }
+  return "auto";
+}
+
+bool probe_gpu_decoder(std::string& why) {
+  return engine::probe_cuda_decode_device(why);
+}
+
+const char* gpu_architectures() {
+  return gpu::built_architectures();
 }
 
 }  // namespace gdfs

@@ -2,10 +2,6 @@
 // and a per-thread message. Nothing thrown here or below crosses the C boundary.
 #include "gdfs/reader_c.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
 #include <new>
@@ -13,38 +9,18 @@
 #include <string>
 #include <vector>
 
-#include "reader_c_internal.h"
+#include "gdfs/reader.h"
+#include "testing.h"
 
 struct gdfs_reader {
   std::unique_ptr<gdfs::Reader> reader;
 };
 
-namespace gdfs {
-
-int error_code(const std::exception& e) {
-  if (auto* r = dynamic_cast<const ReadError*>(&e)) return r->code();
-  if (dynamic_cast<const std::bad_alloc*>(&e)) return ENOMEM;
-  if (dynamic_cast<const std::invalid_argument*>(&e) || dynamic_cast<const std::length_error*>(&e))
-    return EINVAL;
-  return EIO;
-}
-
-int open_error_code(const std::exception& e, const std::string& path_or_url) {
-  if (dynamic_cast<const ReadError*>(&e) || is_url(path_or_url)) return error_code(e);
-  struct stat st;
-  if (::stat(path_or_url.c_str(), &st) != 0) return errno;
-  if (S_ISDIR(st.st_mode)) return EISDIR;
-  const int fd = ::open(path_or_url.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno;
-  ::close(fd);
-  return error_code(e);
-}
-
+namespace gdfs::testing {
 Reader& reader_of(gdfs_reader* handle) {
   return *handle->reader;
 }
-
-}  // namespace gdfs
+}  // namespace gdfs::testing
 
 namespace {
 
@@ -169,7 +145,7 @@ gdfs_reader* gdfs_open(const char* path_or_url, const gdfs_options* options) {
     try {
       h->reader = gdfs::Reader::open(path_or_url, opt);
     } catch (const std::exception& e) {
-      return fail(gdfs::open_error_code(e, path_or_url), e.what());
+      return fail(gdfs::error_code(e), e.what());
     }
     handle = h.release();
     return 0;
@@ -204,6 +180,16 @@ int gdfs_stat(gdfs_reader* reader, uint32_t ino, gdfs_stat_t* st) {
     st->size = s.size;
     st->mtime_ns = s.mtime_ns;
     st->rdev = s.rdev;
+    st->blocks = s.blocks;
+    st->blksize = s.blksize;
+    return 0;
+  });
+}
+
+int gdfs_seek(gdfs_reader* reader, uint32_t ino, uint64_t offset, int data, uint64_t* result) {
+  if (!reader || !result) return null_argument("gdfs_seek", reader ? "result" : "reader");
+  return guard([&] {
+    *result = reader->reader->seek(ino, offset, data ? gdfs::Seek::kData : gdfs::Seek::kHole);
     return 0;
   });
 }

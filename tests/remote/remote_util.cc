@@ -231,7 +231,7 @@ size_t random_reads(Reader& r, const TestImage& img, uint64_t seed, int count, s
       const Bytes got = read_reader(r, ino, off, len);
       const Bytes want = read_source(src, off, len);
       if (got != want) ADD_FAILURE() << "WRONG BYTES: " << path << " at " << off << " +" << len;
-    } catch (const ReadError& e) {
+    } catch (const ImageError& e) {
       if (e.code() != EIO) ADD_FAILURE() << "unexpected error: " << e.what();
       ++eio;
     }

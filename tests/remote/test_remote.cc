@@ -275,7 +275,7 @@ TEST(RemoteHttp, ReplacedImageFailsReadsAndIsReportedOnce) {
     std::vector<uint8_t> buf(1 << 20);
     try {
       r->read(path, 0, buf.size(), buf.data());
-    } catch (const ReadError& e) {
+    } catch (const ImageError& e) {
       EXPECT_EQ(e.code(), EIO) << e.what();
       ++failed;
     }
@@ -400,7 +400,7 @@ TEST(RemoteFaults, FlippedBytesAreCaughtByThePageChecksums) {
     try {
       r->read(path, 0, buf.size(), buf.data());
       ADD_FAILURE() << path << ": a corrupted page was returned";
-    } catch (const ReadError& e) {
+    } catch (const ImageError& e) {
       EXPECT_EQ(e.code(), EIO);
     }
   }
@@ -425,7 +425,7 @@ TEST(RemoteFaults, AServerThatKeepsFailingIsEioWithinTheTimeout) {
     try {
       r->read(path, 0, buf.size(), buf.data());
       ADD_FAILURE() << mode << ": the read succeeded";
-    } catch (const ReadError& e) {
+    } catch (const ImageError& e) {
       EXPECT_EQ(e.code(), EIO) << e.what();
     }
     const double s = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -713,7 +713,7 @@ TEST(RemoteS3, AReplacedObjectFailsReads) {
     try {
       r->read(path, 0, buf.size(), buf.data());
       ADD_FAILURE() << path << ": read from a replaced object";
-    } catch (const ReadError& e) {
+    } catch (const ImageError& e) {
       EXPECT_EQ(e.code(), EIO);
     }
   }

@@ -1,6 +1,6 @@
 #include "daemon/daemon.h"
 
-#include "engine/log.h"
+#include "gdfs/log.h"
 
 namespace gdfs::daemon {
 
@@ -26,7 +26,7 @@ void Daemon::start() {
   ro.source = opt_.source;
   reader_ = Reader::open(std::move(image_), ro);
   if (opt_.decoder == DecoderChoice::kGpu && std::string(reader_->decoder_name()) != "gpu")
-    engine::log_line(engine::LogLevel::kError,
+    log_line(LogLevel::kError,
                      "decoder=gpu: the GPU could not be opened after mounting; decoding on the CPU");
 }
 

@@ -8,7 +8,6 @@
 #include <string>
 
 #include "daemon/options.h"
-#include "engine/read_engine.h"
 #include "gdfs/image.h"
 #include "gdfs/reader.h"
 
@@ -28,8 +27,7 @@ class Daemon {
   void stop();  // waits for readahead in flight; the session loop has ended
 
   const Image& image() const { return reader_ ? reader_->image() : *image_; }
-  engine::ReadEngine& engine() { return reader_->engine(); }
-  engine::ReadStateTable& read_states() { return reader_->read_states(); }
+  Reader& reader() { return *reader_; }  // from start() on
   // Set at init from the kernel's capabilities: open/opendir answer ENOSYS, after which the kernel
   // sends neither again (and caches file pages and listings as if keep_cache were set).
   bool zero_message_open = false;

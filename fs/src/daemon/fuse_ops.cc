@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "daemon/daemon.h"
-#include "engine/log.h"
+#include "gdfs/log.h"
 
 namespace gdfs::daemon {
 namespace {
@@ -23,27 +23,27 @@ Daemon& daemon_of(fuse_req_t req) {
 
 // The error boundary of every operation that can fail: whatever the body throws becomes one errno reply
 // and one log line, never an exception into libfuse (which would end the daemon and leave a dead mount
-// point). A ReadError carries its errno; any other image problem is EIO; running out of memory is
-// ENOMEM; anything else is a bug, answered EIO and logged as one. Bodies reply last, so a throw always
-// happens before their reply.
+// point). The errno is the library's one mapping (error_code: an ImageError's own, ENOMEM, ...); an
+// exception that is not the library's is a bug, answered the same way and logged as one. Bodies reply
+// last, so a throw always happens before their reply.
 template <typename Fn>
 void guarded(fuse_req_t req, const char* op, Fn&& fn) {
   int err = EIO;
   try {
     fn();
     return;
-  } catch (const ReadError& e) {
-    engine::log_line(engine::LogLevel::kError, e.what());
-    err = e.code();
   } catch (const ImageError& e) {
-    engine::log_line(engine::LogLevel::kError, e.what());
-  } catch (const std::bad_alloc&) {
-    engine::log_line(engine::LogLevel::kError, std::string(op) + ": out of memory");
-    err = ENOMEM;
+    err = e.code();
+    // A damaged page is worth a line; ENOENT, ENXIO or EISDIR are answers, not events.
+    if (err == EIO) log_line(LogLevel::kError, e.what());
+  } catch (const std::bad_alloc& e) {
+    log_line(LogLevel::kError, std::string(op) + ": out of memory");
+    err = error_code(e);
   } catch (const std::exception& e) {
-    engine::log_line(engine::LogLevel::kError, std::string(op) + ": internal error: " + e.what());
+    log_line(LogLevel::kError, std::string(op) + ": internal error: " + e.what());
+    err = error_code(e);
   } catch (...) {
-    engine::log_line(engine::LogLevel::kError, std::string(op) + ": internal error");
+    log_line(LogLevel::kError, std::string(op) + ": internal error");
   }
   fuse_reply_err(req, err);
 }
@@ -52,36 +52,22 @@ bool valid_ino(const Image& img, fuse_ino_t ino) {
   return ino >= 1 && ino <= img.inode_count();
 }
 
-uint64_t hole_pages(const Image& img, uint32_t ino) {
-  uint64_t n = 0;
-  for (const format::HoleRun& r : img.hole_runs(ino)) n += r.count;
-  return n;
-}
-
-void fill_stat(const Image& img, uint32_t ino, struct stat& st) {
+void fill_stat(Reader& r, uint32_t ino, struct stat& st) {
+  const FileStat f = r.stat(ino);
   std::memset(&st, 0, sizeof st);
-  const format::Inode& in = img.inode(ino);
-  const format::Attr& a = img.attr(ino);
-  st.st_ino = ino;
-  st.st_mode = a.mode & 0xFFFFu;
-  st.st_nlink = a.nlink;
-  st.st_uid = a.uid;
-  st.st_gid = a.gid;
-  st.st_size = static_cast<off_t>(in.size);
-  st.st_blksize = img.page_size();
-  uint64_t allocated = in.size;
-  const uint32_t type = a.mode & format::kTypeMask;
-  if (type == format::kTypeReg && (a.mode & format::kInodeSparse))
-    allocated =
-        std::min<uint64_t>(in.size, (img.logical_pages(ino) - hole_pages(img, ino)) * img.page_size());
-  if (type == format::kTypeChr || type == format::kTypeBlk) {
-    st.st_rdev = makedev(in.a, in.b);
-    allocated = 0;
-  }
-  if (type == format::kTypeLnk) allocated = 0;
-  st.st_blocks = static_cast<blkcnt_t>((allocated + 511) / 512);
-  st.st_mtim.tv_sec = a.mtime_sec;
-  st.st_mtim.tv_nsec = a.mtime_nsec;
+  st.st_ino = f.ino;
+  st.st_mode = f.mode;
+  st.st_nlink = f.nlink;
+  st.st_uid = f.uid;
+  st.st_gid = f.gid;
+  st.st_size = static_cast<off_t>(f.size);
+  st.st_rdev = static_cast<dev_t>(f.rdev);
+  st.st_blksize = f.blksize;
+  st.st_blocks = static_cast<blkcnt_t>(f.blocks);
+  // Floor division: an mtime before 1970 has a negative second and a nanosecond part in [0, 1e9).
+  constexpr int64_t kNs = 1000000000;
+  st.st_mtim.tv_sec = f.mtime_ns / kNs - (f.mtime_ns % kNs < 0);
+  st.st_mtim.tv_nsec = f.mtime_ns % kNs + (f.mtime_ns % kNs < 0 ? kNs : 0);
   st.st_atim = st.st_mtim;
   st.st_ctim = st.st_mtim;
 }
@@ -91,7 +77,7 @@ fuse_entry_param entry_for(Daemon& d, uint32_t ino) {
   e.ino = ino;
   e.attr_timeout = d.timeout();
   e.entry_timeout = d.timeout();
-  if (ino) fill_stat(d.image(), ino, e.attr);
+  if (ino) fill_stat(d.reader(), ino, e.attr);
   return e;
 }
 
@@ -111,9 +97,7 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   guarded(req, "lookup", [&] {
     Daemon& d = daemon_of(req);
     if (!valid_ino(d.image(), parent)) return (void)fuse_reply_err(req, ENOENT);
-    if (d.image().type(static_cast<uint32_t>(parent)) != format::kTypeDir)
-      return (void)fuse_reply_err(req, ENOTDIR);
-    const uint32_t ino = d.image().lookup(static_cast<uint32_t>(parent), name);
+    const uint32_t ino = d.reader().lookup(static_cast<uint32_t>(parent), name);
     // ino 0 with a timeout is a negative entry: the kernel remembers that the name does not exist.
     fuse_entry_param e = entry_for(d, ino);
     fuse_reply_entry(req, &e);
@@ -125,7 +109,7 @@ void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
     Daemon& d = daemon_of(req);
     if (!valid_ino(d.image(), ino)) return (void)fuse_reply_err(req, ENOENT);
     struct stat st;
-    fill_stat(d.image(), static_cast<uint32_t>(ino), st);
+    fill_stat(d.reader(), static_cast<uint32_t>(ino), st);
     fuse_reply_attr(req, &st, d.timeout());
   });
 }
@@ -215,15 +199,13 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
   guarded(req, "read", [&] {
     Daemon& d = daemon_of(req);
     if (off < 0) return (void)fuse_reply_err(req, EINVAL);
-    std::vector<engine::Slice> slices;
-    const uint32_t i = static_cast<uint32_t>(ino);
-    const int err = d.engine().read(i, uint64_t(off), size, slices, &d.read_states().get(i));
-    if (err) return (void)fuse_reply_err(req, err);
-    // Zero-copy from the cache: the reply is gathered straight from the decoded pages (which `slices`
-    // keeps alive until the kernel has copied them).
-    std::vector<iovec> iov(slices.size());
-    for (size_t i = 0; i < slices.size(); ++i) iov[i] = {const_cast<uint8_t*>(slices[i].data), slices[i].len};
-    fuse_reply_iov(req, iov.data(), static_cast<int>(iov.size()));
+    // Zero-copy from the cache: the reply is gathered straight from the decoded pages, which the view
+    // keeps alive until the kernel has copied them. One view per thread, reused: no allocation per read.
+    thread_local ReadView view;
+    d.reader().read(static_cast<uint32_t>(ino), uint64_t(off), size, view);
+    const auto pieces = view.pieces();
+    fuse_reply_iov(req, pieces.data(), static_cast<int>(pieces.size()));
+    view.clear();
   });
 }
 
@@ -277,30 +259,15 @@ void op_access(fuse_req_t req, fuse_ino_t, int mask) {
   fuse_reply_err(req, (mask & W_OK) ? EROFS : 0);
 }
 
-// SEEK_DATA / SEEK_HOLE from the hole map (the kernel handles the other whence values itself).
+// SEEK_DATA / SEEK_HOLE (the kernel handles the other whence values itself).
 void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info*) {
   guarded(req, "lseek", [&] {
     Daemon& d = daemon_of(req);
-    const Image& img = d.image();
-    const uint32_t i = static_cast<uint32_t>(ino);
     if (whence != SEEK_DATA && whence != SEEK_HOLE) return (void)fuse_reply_err(req, EINVAL);
-    if (!valid_ino(img, ino) || img.type(i) != format::kTypeReg) return (void)fuse_reply_err(req, EINVAL);
-    const uint64_t size = img.inode(i).size, ps = img.page_size();
-    if (off < 0 || uint64_t(off) >= size) return (void)fuse_reply_err(req, ENXIO);
-    uint64_t result = whence == SEEK_DATA ? uint64_t(off) : size;
-    for (const format::HoleRun& r : img.hole_runs(i)) {  // sorted; two runs may touch
-      const uint64_t from = uint64_t{r.first_page} * ps, to = (uint64_t{r.first_page} + r.count) * ps;
-      if (whence == SEEK_DATA) {
-        if (result < from) break;      // `result` is in data
-        if (result < to) result = to;  // in this hole: data starts after it (or another hole)
-      } else if (to > uint64_t(off)) {
-        result = std::max(from, uint64_t(off));
-        break;
-      }
-    }
-    result = std::min(result, size);
-    if (whence == SEEK_DATA && result >= size) return (void)fuse_reply_err(req, ENXIO);
-    fuse_reply_lseek(req, static_cast<off_t>(result));
+    if (!valid_ino(d.image(), ino)) return (void)fuse_reply_err(req, EINVAL);
+    if (off < 0) return (void)fuse_reply_err(req, ENXIO);
+    const Seek w = whence == SEEK_DATA ? Seek::kData : Seek::kHole;
+    fuse_reply_lseek(req, static_cast<off_t>(d.reader().seek(static_cast<uint32_t>(ino), uint64_t(off), w)));
   });
 }
 

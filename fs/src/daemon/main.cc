@@ -12,9 +12,7 @@
 
 #include "daemon/daemon.h"
 #include "daemon/mountpoint.h"
-#include "engine/decode_device.h"
-#include "engine/log.h"
-#include "gdfs/gpu_batch.h"
+#include "gdfs/log.h"
 #include "gdfs/version.h"
 
 namespace gdfs::daemon {
@@ -55,15 +53,15 @@ int serve(Daemon& daemon, Args& a) {
   if (fuse_set_signal_handlers(se) == 0) {
     if (fuse_session_mount(se, a.cmd.mountpoint) == 0) {
       fuse_daemonize(a.cmd.foreground);
-      engine::log_to_syslog(!a.cmd.foreground);
-      engine::set_log_level(engine::LogLevel::kInfo);
+      log_to_syslog(!a.cmd.foreground);
+      set_log_level(LogLevel::kInfo);
       int rc = 0;
       // Start-up after mounting is the one place where a failure (threads, memory, a device) would
       // otherwise leave a mount point with no daemon behind it: log it, unmount, exit 1.
       try {
         daemon.start();
       } catch (const std::exception& e) {
-        engine::log_line(engine::LogLevel::kError, std::string("cannot start serving: ") + e.what());
+        log_line(LogLevel::kError, std::string("cannot start serving: ") + e.what());
         fuse_session_unmount(se);
         fuse_remove_signal_handlers(se);
         fuse_session_destroy(se);
@@ -107,7 +105,7 @@ int gdfs_main(int argc, char** argv) {
   }
   if (a.cmd.show_version) {
     std::printf("%s\n", version_line("gdfs").c_str());
-    std::printf("CUDA kernels: %s\n", gdfs::gpu::built_architectures());
+    std::printf("CUDA kernels: %s\n", gpu_architectures());
     std::fflush(stdout);  // libfuse prints its versions through its own path
     fuse_lowlevel_version();
     return 0;
@@ -123,7 +121,7 @@ int gdfs_main(int argc, char** argv) {
   }
   // Asked before mounting, so that decoder=gpu without a GPU is an error, not a mount on the CPU.
   std::string why;
-  if (opt.decoder == DecoderChoice::kGpu && !engine::probe_cuda_decode_device(why)) {
+  if (opt.decoder == DecoderChoice::kGpu && !probe_gpu_decoder(why)) {
     std::fprintf(stderr, "gdfs: -o decoder=gpu: no usable GPU (%s)\n", why.c_str());
     return 1;
   }
@@ -140,7 +138,7 @@ int gdfs_main(int argc, char** argv) {
       if (!p->empty() && p->front() != '/') *p = absolute(*p);
     // A remote source's warnings (retries, an image that changed on the server) go to the daemon's log:
     // stderr now, syslog once daemonized.
-    opt.source.warn = [](std::string_view line) { engine::log_line(engine::LogLevel::kWarning, line); };
+    opt.source.warn = [](std::string_view line) { log_line(LogLevel::kWarning, line); };
     image = Image::open(path, opt.source);  // validates every metadata record before anything is mounted
   } catch (const ImageError& e) {
     std::fprintf(stderr, "gdfs: %s\n", e.what());

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 namespace gdfs::daemon {
 namespace {
@@ -92,15 +93,9 @@ bool convert(const RawOptions& raw, DaemonOptions& out) {
     out.uring = v == 1;
   }
   if (raw.decoder) {
-    const std::string d = raw.decoder;
-    if (d == "auto")
-      out.decoder = DecoderChoice::kAuto;
-    else if (d == "cpu")
-      out.decoder = DecoderChoice::kCpu;
-    else if (d == "gpu")
-      out.decoder = DecoderChoice::kGpu;
-    else
-      return bad("decoder", raw.decoder);
+    const std::optional<DecoderChoice> d = parse_decoder_choice(raw.decoder);
+    if (!d) return bad("decoder", raw.decoder);
+    out.decoder = *d;
   }
   if (raw.cache_dir) {
     if (!*raw.cache_dir) return bad("cache_dir", raw.cache_dir);

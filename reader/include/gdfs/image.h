@@ -64,8 +64,12 @@ class Image {
   std::span<const format::Dirent> dirents(uint32_t dir_ino) const;
   std::string_view name(const format::Dirent& d) const { return blob_string(d.name); }
   uint32_t lookup(uint32_t dir_ino, std::string_view name) const;
-  // "/a/b/c" (or "a/b/c"; "/" is the root) to an inode, without following symlinks. 0 = not found.
-  uint32_t resolve(std::string_view path) const;
+  // "/a/b/c" (or "a/b/c"; "/" is the root) to an inode, without following symlinks. 0 = not found, and
+  // with `error` why: ENOENT, or ENOTDIR when a component on the way is not a directory.
+  uint32_t resolve(std::string_view path, int* error = nullptr) const;
+  // The reverse: inode `ino`'s path ("/a/b"), found by a scan of the directories (for messages, not a
+  // hot path); "" when no directory names it.
+  std::string path(uint32_t ino) const;
 
   std::string_view symlink_target(uint32_t ino) const;
   std::span<const format::XattrPair> xattrs(uint32_t ino) const;

@@ -11,36 +11,38 @@
 // decoding on a CPU thread pool or in GPU batches. Every page is checked by its checksums before its
 // bytes reach a caller.
 //
-// Errors are ReadError (an ImageError): one line naming the image and, where they apply, the path,
+// Errors are ImageError (gdfs/source.h): one line naming the image and, where they apply, the path,
 // inode and page, plus the errno a file system would answer (ENOENT, ENOTDIR, EISDIR, EINVAL, EIO).
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include <sys/uio.h>
+
 #include "gdfs/image.h"
+#include "gdfs/log.h"
 #include "gdfs/source.h"
 
 namespace gdfs {
 
-namespace engine {
-class DeviceMemory;
-class ReadEngine;
-class ReadStateTable;
-struct Stats;
-}  // namespace engine
-class Reader;
-namespace engine {
-void set_device_memory(Reader& reader, std::unique_ptr<DeviceMemory> mem);  // tests
-}  // namespace engine
-
 enum class DecoderChoice { kAuto, kCpu, kGpu };
+// "auto", "cpu", "gpu": the spelling of every front end's decoder option. nullopt for anything else.
+std::optional<DecoderChoice> parse_decoder_choice(std::string_view name);
+const char* decoder_choice_name(DecoderChoice choice);
+// Whether decoder=gpu would find a usable GPU here, and if not why. Asked in a child process, so a
+// program that forks afterwards (a daemon) has not initialised CUDA, whose context does not survive a fork.
+bool probe_gpu_decoder(std::string& why);
+// The GPU architectures this build's kernels carry, as `gdfs --version` shows them.
+const char* gpu_architectures();
 
 struct ReaderOptions {
   uint64_t cache_size = 0;  // bytes of decoded pages kept (LRU); 0: default_cache_size()
@@ -62,15 +64,6 @@ struct ReaderOptions {
 // An eighth of physical memory, between 64 MiB and 4 GiB.
 uint64_t default_cache_size();
 
-class ReadError : public ImageError {
- public:
-  ReadError(int code, const std::string& what) : ImageError(what), code_(code) {}
-  int code() const { return code_; }  // an errno value
-
- private:
-  int code_;
-};
-
 struct FileStat {
   uint32_t ino = 0;
   uint32_t mode = 0;  // type and permission bits, as st_mode
@@ -79,6 +72,28 @@ struct FileStat {
   uint64_t size = 0;
   int64_t mtime_ns = 0;  // nanoseconds since the epoch
   uint64_t rdev = 0;     // device numbers of character and block devices
+  uint64_t blocks = 0;   // 512-byte units the data occupies (as st_blocks: a sparse file's holes take none)
+  uint32_t blksize = 0;  // the image's page size: the best unit to read in (as st_blksize)
+};
+
+enum class Seek { kData, kHole };  // lseek's SEEK_DATA and SEEK_HOLE
+
+// Bytes of a file as pieces of decoded pages, without copying them: what a FUSE reply, writev or a
+// socket send gathers. The pieces stay valid while the view holds them (until clear() or destruction);
+// holes are pieces of a shared zero page. One view may be reused for many reads (no allocation once
+// it has grown).
+class ReadView {
+ public:
+  size_t size() const { return size_; }
+  std::span<const iovec> pieces() const { return pieces_; }
+  size_t copy_to(void* dst) const;
+  void clear();
+
+ private:
+  friend class Reader;
+  std::vector<iovec> pieces_;
+  std::vector<std::shared_ptr<const void>> pages_;  // keep the decoded pages alive
+  size_t size_ = 0;
 };
 
 struct DirEntry {
@@ -102,8 +117,8 @@ struct ReadRequest {
 
 class Reader {
  public:
-  // Opens and validates the image (a path or a URL). Throws ImageError (unreadable or damaged image) or
-  // ReadError (EINVAL: decoder=gpu without a usable GPU).
+  // Opens and validates the image (a path or a URL). Throws ImageError: unreadable or damaged image (its
+  // errno: ENOENT, EACCES, EISDIR, EIO, ...), or EINVAL for decoder=gpu without a usable GPU.
   static std::unique_ptr<Reader> open(const std::string& path_or_url, const ReaderOptions& options = {});
   static std::unique_ptr<Reader> open(std::unique_ptr<Image> image, const ReaderOptions& options = {});
   ~Reader();
@@ -116,6 +131,13 @@ class Reader {
   // ---- metadata -------------------------------------------------------------------------------------
   // "/a/b" (or "a/b") to an inode; symlinks are not followed. ENOENT, ENOTDIR.
   uint32_t lookup(std::string_view path) const;
+  // `name` in directory `dir`: its inode, or 0 when there is none (a negative lookup is not an error
+  // here: FUSE caches it). ENOENT (no such inode), ENOTDIR.
+  uint32_t lookup(uint32_t dir, std::string_view name) const;
+  // The path of inode `ino` ("/a/b"; "/" for the root), found by a scan of the directories: for messages
+  // and tools, not for a hot path. A file with several links gets one of its paths; ENOENT when no
+  // directory names it.
+  std::string path(uint32_t ino) const;
   FileStat stat(uint32_t ino) const;
   FileStat stat(std::string_view path) const { return stat(lookup(path)); }
   std::vector<DirEntry> list(uint32_t dir_ino) const;  // sorted by name; ENOTDIR
@@ -123,6 +145,10 @@ class Reader {
   std::string readlink(uint32_t ino) const;  // EINVAL when not a symlink
   std::string readlink(std::string_view path) const { return readlink(lookup(path)); }
   std::vector<std::pair<std::string, std::string>> xattrs(uint32_t ino) const;
+  // lseek(SEEK_DATA / SEEK_HOLE) on regular file `ino`: the first offset at or after `offset` that is in
+  // data (or in a hole; end of file counts as one). ENXIO when `offset` is at or past the end, or when
+  // no data follows; EINVAL for anything but a regular file.
+  uint64_t seek(uint32_t ino, uint64_t offset, Seek whence) const;
   // Every entry under directory `dir`, parents before children, each directory's entries by name:
   // fn(path, stat), with paths like "/a/b".
   void walk(const std::function<void(const std::string& path, const FileStat& st)>& fn,
@@ -135,6 +161,9 @@ class Reader {
   size_t read(std::string_view path, uint64_t offset, size_t length, void* dst) {
     return read(lookup(path), offset, length, dst);
   }
+  // The same without the copy: `view` receives pieces of the cached decoded pages (see ReadView).
+  // Sequential readers get readahead here too. Returns view.size().
+  size_t read(uint32_t ino, uint64_t offset, size_t length, ReadView& view);
   // Many ranges, of any files, in one fetch batch and one decode batch: how a data loader reads a
   // minibatch. Each request gets its own result; one bad page fails only the requests that need it.
   void read_batch(std::span<ReadRequest> requests);
@@ -153,17 +182,16 @@ class Reader {
   // ---- state ----------------------------------------------------------------------------------------
   const char* decoder_name() const;  // "cpu", "gpu"
   const char* fetcher_name() const;  // "io_uring", "pread", "http", ...
-  std::string stats_json() const;    // the counters (README, "Counters") as one JSON object
-  engine::Stats& stats();
-  // The engine itself, for front ends in this project (the daemon replies from cached pages without
-  // copying them). Its header is not installed.
-  engine::ReadEngine& engine();
-  engine::ReadStateTable& read_states();  // sequential-read tracking per inode, for readahead
+  // The counters (README, "Counters") by name: reads, cache_hits, pages_decoded_gpu, ..., and the
+  // source's own (remote requests, disk cache). A snapshot: each counter is exact, but they are not read
+  // at one instant.
+  std::map<std::string, uint64_t> counters() const;
+  std::string stats_json() const;  // the counters and the configuration as one JSON object
 
   struct Impl;  // reader.cc
 
  private:
-  friend void engine::set_device_memory(Reader&, std::unique_ptr<engine::DeviceMemory>);
+  friend struct ReaderAccess;  // the library's white-box tests
   explicit Reader(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

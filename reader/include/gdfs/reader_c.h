@@ -52,6 +52,8 @@ typedef struct gdfs_stat_t {
   uint64_t size;
   int64_t mtime_ns; /* nanoseconds since the epoch */
   uint64_t rdev;    /* device number of character and block devices */
+  uint64_t blocks;  /* 512-byte units the data occupies, as st_blocks (holes take none) */
+  uint32_t blksize; /* the image's page size, as st_blksize */
 } gdfs_stat_t;
 
 /* One range of a batch read. The caller sets ino, offset, length and dst (host memory for
@@ -103,6 +105,11 @@ int gdfs_list(gdfs_reader* reader, uint32_t dir, gdfs_list_fn fn, void* context)
  * length either way. ERANGE when buf holds fewer than *len + 1 bytes (nothing written then); EINVAL when
  * `ino` is not a symlink. */
 int gdfs_readlink(gdfs_reader* reader, uint32_t ino, char* buf, size_t size, size_t* len);
+
+/* lseek's SEEK_DATA (`data` nonzero) or SEEK_HOLE on regular file `ino`: *result is the first offset at
+ * or after `offset` in data (or in a hole; the end of the file counts as one). ENXIO when `offset` is at
+ * or past the end or no data follows; EINVAL for anything but a regular file. */
+int gdfs_seek(gdfs_reader* reader, uint32_t ino, uint64_t offset, int data, uint64_t* result);
 
 /* ---- data -------------------------------------------------------------------------------------- */
 

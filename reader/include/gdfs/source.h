@@ -5,6 +5,7 @@
 // Every byte a source returns is untrusted: Image checks the superblock and metadata checksums, and
 // every page is checked by its checksums before anyone sees it.
 #pragma once
+#include <cerrno>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -17,12 +18,23 @@
 
 namespace gdfs {
 
-// Any problem with an image, including opening its source. what() is one line naming the image and,
-// where it applies, the inode and page: "IMAGE: inode 12 (page 3): page checksum mismatch".
+// Every error the library throws, from opening a source to reading a page. what() is one line naming the
+// image and, where they apply, the path, inode and page: "IMAGE: /a/b (inode 12): page 3: page checksum
+// mismatch". code() is the errno a file system would answer: EIO for damaged or unreadable bytes (the
+// default), ENOENT, ENOTDIR, EISDIR, EINVAL, EACCES, ENOTSUP, ...
 class ImageError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit ImageError(const std::string& what, int code = EIO) : std::runtime_error(what), code_(code) {}
+  int code() const noexcept { return code_; }
+
+ private:
+  int code_;
 };
+
+// The one mapping from an exception to an errno, for every front end (FUSE replies, the C API, Python):
+// an ImageError's code; ENOMEM for std::bad_alloc; EINVAL for std::invalid_argument and
+// std::length_error; a std::system_error's own errno; EIO for anything else.
+int error_code(const std::exception& e) noexcept;
 
 // One byte range to read into `dst`.
 struct ReadRange {

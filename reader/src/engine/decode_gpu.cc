@@ -21,7 +21,7 @@
 
 #include "engine/decode_device.h"
 #include "engine/decode_scheduler.h"
-#include "engine/log.h"
+#include "gdfs/log.h"
 #include "gdfs/checksum.h"
 
 namespace gdfs::engine {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "engine/log.h"
+#include "gdfs/log.h"
 #include "gdfs/checksum.h"
 
 namespace gdfs::engine {
@@ -368,7 +368,7 @@ std::string ReadEngine::report(uint32_t ino, uint64_t index, uint64_t entry, std
     if (lines_.size() >= kMaxReported) return image_.describe(ino, index, what);  // past the bound: no path
   }
   std::string line = image_.describe(ino, index, what);
-  const std::string path = path_of(image_, ino);  // a scan of the directories: once per (page, file)
+  const std::string path = image_.path(ino);  // a scan of the directories: once per (page, file)
   if (!path.empty()) line += " [path " + path + "]";
   bool first;
   {
@@ -378,39 +378,6 @@ std::string ReadEngine::report(uint32_t ino, uint64_t index, uint64_t entry, std
   }
   if (first) log_line(LogLevel::kError, line);
   return line;
-}
-
-namespace {
-// The dirent naming `ino` inside directory `dir`, or nullptr.
-const format::Dirent* find_in(const Image& image, uint32_t dir, uint32_t ino) {
-  for (const format::Dirent& d : image.dirents(dir))
-    if (d.ino == ino) return &d;
-  return nullptr;
-}
-}  // namespace
-
-std::string path_of(const Image& image, uint32_t ino) {
-  // A file's parent is not recorded: find it with one scan over the directories.
-  uint32_t parent = 0;
-  if (image.type(ino) == format::kTypeDir) {
-    parent = image.inode(ino).c;
-  } else {
-    for (uint32_t d = 1; d <= image.inode_count() && !parent; ++d)
-      if (image.type(d) == format::kTypeDir && find_in(image, d, ino)) parent = d;
-  }
-  std::vector<std::string_view> names;  // leaf first
-  // Validation made the tree a tree: each step goes one level up, and the root is its own parent.
-  for (uint32_t cur = ino; cur != format::kRootIno && parent != 0;) {
-    const format::Dirent* d = find_in(image, parent, cur);
-    if (!d) return "";
-    names.push_back(image.name(*d));
-    cur = parent;
-    parent = image.inode(parent).c;
-  }
-  if (names.empty()) return "/";
-  std::string path;
-  for (auto it = names.rbegin(); it != names.rend(); ++it) path.append("/").append(*it);
-  return path;
 }
 
 }  // namespace gdfs::engine

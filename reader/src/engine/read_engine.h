@@ -165,7 +165,4 @@ class ReadEngine {
   unsigned ahead_tasks_ = 0;
 };
 
-// "/dir/file" of inode `ino`, found by a scan (only used for error messages); "" when unnamed.
-std::string path_of(const Image& image, uint32_t ino);
-
 }  // namespace gdfs::engine

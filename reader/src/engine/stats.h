@@ -33,6 +33,32 @@ struct Stats {
 
   static void add(Counter& c, uint64_t n = 1) { c.fetch_add(n, std::memory_order_relaxed); }
   static uint64_t get(const Counter& c) { return c.load(std::memory_order_relaxed); }
+
+  // fn(name, value) for each counter above: the one list of their public names.
+  template <typename Fn>
+  void for_each(Fn&& fn) const {
+    const std::pair<const char*, const Counter*> all[] = {
+        {"reads", &reads},
+        {"bytes_served", &bytes_served},
+        {"read_errors", &read_errors},
+        {"cache_hits", &cache_hits},
+        {"cache_misses", &cache_misses},
+        {"inflight_joins", &inflight_joins},
+        {"readahead_pages", &readahead_pages},
+        {"pages_decoded_cpu", &pages_decoded_cpu},
+        {"pages_decoded_gpu", &pages_decoded_gpu},
+        {"gpu_batches", &gpu_batches},
+        {"gpu_fallback_pages", &gpu_fallback_pages},
+        {"gpu_small_reads", &gpu_small_reads},
+        {"decode_ns", &decode_ns},
+        {"fetch_ops", &fetch_ops},
+        {"fetch_bytes", &fetch_bytes},
+        {"coalesced_reads", &coalesced_reads},
+        {"uring_submits", &uring_submits},
+        {"bad_pages", &bad_pages},
+    };
+    for (const auto& [name, c] : all) fn(name, get(*c));
+  }
 };
 
 // What the cache and the configuration add to the counters in a snapshot.

@@ -71,18 +71,56 @@ uint32_t Image::lookup(uint32_t dir_ino, std::string_view name) const {
   return it != ents.end() && this->name(*it) == name ? it->ino : 0;
 }
 
-uint32_t Image::resolve(std::string_view path) const {
+uint32_t Image::resolve(std::string_view path, int* error) const {
   uint32_t ino = format::kRootIno;
   while (!path.empty()) {
     size_t slash = path.find('/');
     std::string_view part = path.substr(0, slash);
     path = slash == std::string_view::npos ? std::string_view{} : path.substr(slash + 1);
     if (part.empty() || part == ".") continue;
-    if (type(ino) != format::kTypeDir) return 0;
+    if (type(ino) != format::kTypeDir) {
+      if (error) *error = ENOTDIR;
+      return 0;
+    }
     ino = part == ".." ? inode(ino).c : lookup(ino, part);
-    if (ino == 0) return 0;
+    if (ino == 0) {
+      if (error) *error = ENOENT;
+      return 0;
+    }
   }
   return ino;
+}
+
+namespace {
+const format::Dirent* find_in(const Image& image, uint32_t dir, uint32_t ino) {
+  for (const format::Dirent& d : image.dirents(dir))
+    if (d.ino == ino) return &d;
+  return nullptr;
+}
+}  // namespace
+
+std::string Image::path(uint32_t ino) const {
+  if (ino == format::kRootIno) return "/";
+  // A file's parent is not recorded: find it with one scan over the directories.
+  uint32_t parent = 0;
+  if (type(ino) == format::kTypeDir) {
+    parent = inode(ino).c;
+  } else {
+    for (uint32_t d = 1; d <= inode_count() && !parent; ++d)
+      if (type(d) == format::kTypeDir && find_in(*this, d, ino)) parent = d;
+  }
+  std::vector<std::string_view> names;  // leaf first
+  // Validation made the tree a tree: each step goes one level up, and the root is its own parent.
+  for (uint32_t cur = ino; cur != format::kRootIno;) {
+    const format::Dirent* d = parent ? find_in(*this, parent, cur) : nullptr;
+    if (!d) return "";
+    names.push_back(name(*d));
+    cur = parent;
+    parent = inode(parent).c;
+  }
+  std::string out;
+  for (auto it = names.rbegin(); it != names.rend(); ++it) out.append("/").append(*it);
+  return out;
 }
 
 std::string_view Image::symlink_target(uint32_t ino) const {

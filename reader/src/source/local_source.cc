@@ -9,21 +9,28 @@
 #include <cstring>
 
 #include "gdfs/source.h"
+#include "gdfs/unique_fd.h"
 
 namespace gdfs {
 namespace {
 
+// Each failure carries the errno a caller of open(2) would see, so a front end answers ENOENT or EACCES
+// for a missing or forbidden image, EISDIR for a directory.
+[[noreturn]] void fail_errno(const std::string& path, const char* what, int err) {
+  throw ImageError(path + ": " + what + ": " + std::strerror(err), err);
+}
+
 uint64_t size_of(int fd, const std::string& path) {
   struct stat st {};
-  if (fstat(fd, &st) != 0) throw ImageError(path + ": cannot stat: " + std::strerror(errno));
+  if (fstat(fd, &st) != 0) fail_errno(path, "cannot stat", errno);
   if (S_ISREG(st.st_mode)) return static_cast<uint64_t>(st.st_size);
   if (S_ISBLK(st.st_mode)) {  // an image written straight to a partition
     uint64_t bytes = 0;
-    if (ioctl(fd, BLKGETSIZE64, &bytes) != 0)
-      throw ImageError(path + ": cannot get the device size: " + std::strerror(errno));
+    if (ioctl(fd, BLKGETSIZE64, &bytes) != 0) fail_errno(path, "cannot get the device size", errno);
     return bytes;
   }
-  throw ImageError(path + ": not a regular file or block device");
+  if (S_ISDIR(st.st_mode)) fail_errno(path, "not an image", EISDIR);
+  throw ImageError(path + ": not a regular file or block device", EINVAL);
 }
 
 bool pread_full(int fd, uint8_t* dst, size_t len, uint64_t offset) {
@@ -40,28 +47,21 @@ bool pread_full(int fd, uint8_t* dst, size_t len, uint64_t offset) {
 
 class FileSource final : public Source {
  public:
-  explicit FileSource(const std::string& path) : name_(path) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) throw ImageError(path + ": cannot open: " + std::strerror(errno));
-    try {
-      size_ = size_of(fd_, path);
-    } catch (...) {
-      ::close(fd_);
-      throw;
-    }
+  explicit FileSource(const std::string& path) : name_(path), fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+    if (fd_.get() < 0) fail_errno(path, "cannot open", errno);
+    size_ = size_of(fd_.get(), path);
   }
-  ~FileSource() override { ::close(fd_); }
   const std::string& name() const override { return name_; }
   uint64_t size() const override { return size_; }
   void read(std::span<ReadRange> ranges) override {
-    for (ReadRange& r : ranges) r.ok = pread_full(fd_, r.dst, r.length, r.offset);
+    for (ReadRange& r : ranges) r.ok = pread_full(fd_.get(), r.dst, r.length, r.offset);
   }
   const char* kind() const override { return "file"; }
-  int fd() const override { return fd_; }
+  int fd() const override { return fd_.get(); }
 
  private:
   std::string name_;
-  int fd_ = -1;
+  UniqueFd fd_;
   uint64_t size_ = 0;
 };
 

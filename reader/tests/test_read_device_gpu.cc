@@ -16,7 +16,6 @@
 #include <thread>
 
 #include "cli_util.h"
-#include "engine/stats.h"
 #include "gdfs/reader.h"
 #include "tree_util.h"
 
@@ -180,7 +179,7 @@ TEST_F(ReadDeviceGpu, GpuDecoderReadsEveryKindOfRange) {
   ASSERT_TRUE(r->device_reads(how)) << how;
   EXPECT_NE(how.find("GPU decode"), std::string::npos) << how;
   expect_single_reads_match(*r, nullptr);
-  EXPECT_GT(engine::Stats::get(r->stats().pages_decoded_gpu), 100u);
+  EXPECT_GT(r->counters().at("pages_decoded_gpu"), 100u);
 }
 
 TEST_F(ReadDeviceGpu, ReadsOnTheCallersStream) {
@@ -197,7 +196,7 @@ TEST_F(ReadDeviceGpu, CpuDecoderCopiesToTheDevice) {
   ASSERT_TRUE(r->device_reads(how)) << how;
   EXPECT_NE(how.find("CPU decode"), std::string::npos) << how;
   expect_single_reads_match(*r, nullptr);
-  EXPECT_EQ(engine::Stats::get(r->stats().pages_decoded_gpu), 0u);
+  EXPECT_EQ(r->counters().at("pages_decoded_gpu"), 0u);
 }
 
 TEST_F(ReadDeviceGpu, BatchOfEveryRangeMatches) {

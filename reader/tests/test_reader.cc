@@ -10,11 +10,13 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <stdexcept>
+#include <system_error>
 #include <thread>
 
 #include "cli_util.h"
 #include "engine/device_memory.h"
-#include "engine/stats.h"
+#include "testing.h"
 #include "gdfs/reader.h"
 #include "tree_util.h"
 
@@ -41,7 +43,7 @@ Bytes slurp(const std::string& path, uint64_t off = 0, size_t len = SIZE_MAX) {
 int errno_of(const std::function<void()>& fn) {
   try {
     fn();
-  } catch (const ReadError& e) {
+  } catch (const ImageError& e) {
     return e.code();
   }
   return 0;
@@ -202,7 +204,7 @@ TEST_F(ReaderTest, CorruptPageIsEioNamingIt_OthersStillRead) {
   try {
     r->read("/multi", 0, b.size(), b.data());
     FAIL() << "read of a damaged page succeeded";
-  } catch (const ReadError& e) {
+  } catch (const ImageError& e) {
     EXPECT_EQ(e.code(), EIO);
     const std::string what = e.what();
     EXPECT_NE(what.find(*dir_ / "bad"), std::string::npos) << what;
@@ -233,6 +235,139 @@ TEST_F(ReaderTest, CorruptPageIsEioNamingIt_OthersStillRead) {
 
 // A faulty device: every other decoded page is reported bad and its bytes garbled, as a broken kernel
 // might. The reader must decode those on the CPU and still deliver exact bytes.
+TEST_F(ReaderTest, OpenFailuresCarryTheErrnoOfOpen) {
+  EXPECT_EQ(errno_of([&] { Reader::open(*dir_ / "no-such-image"); }), ENOENT);
+  EXPECT_EQ(errno_of([&] { Reader::open(*dir_ / "src"); }), EISDIR);
+  const std::string junk = *dir_ / "junk";
+  std::ofstream(junk) << "not an image";
+  EXPECT_EQ(errno_of([&] { Reader::open(junk); }), EIO);
+}
+
+TEST(ErrorCode, OneMappingForEveryFrontEnd) {
+  EXPECT_EQ(error_code(ImageError("x")), EIO);
+  EXPECT_EQ(error_code(ImageError("x", ENOENT)), ENOENT);
+  EXPECT_EQ(error_code(std::bad_alloc()), ENOMEM);
+  EXPECT_EQ(error_code(std::invalid_argument("x")), EINVAL);
+  EXPECT_EQ(error_code(std::length_error("x")), EINVAL);
+  EXPECT_EQ(error_code(std::system_error(EACCES, std::generic_category())), EACCES);
+  EXPECT_EQ(error_code(std::runtime_error("x")), EIO);
+}
+
+TEST(DecoderChoiceNames, ParseAndNameRoundTrip) {
+  for (DecoderChoice c : {DecoderChoice::kAuto, DecoderChoice::kCpu, DecoderChoice::kGpu})
+    EXPECT_EQ(parse_decoder_choice(decoder_choice_name(c)), c);
+  EXPECT_FALSE(parse_decoder_choice("GPU").has_value());
+  EXPECT_FALSE(parse_decoder_choice("").has_value());
+}
+
+TEST_F(ReaderTest, LookupInADirectoryAndPathOfAnInode) {
+  auto r = open();
+  EXPECT_EQ(r->lookup(format::kRootIno, "multi"), r->lookup("/multi"));
+  EXPECT_EQ(r->lookup(format::kRootIno, "no-such-name"), 0u);  // a negative entry, not an error
+  EXPECT_EQ(errno_of([&] { r->lookup(r->lookup("/multi"), "x"); }), ENOTDIR);
+  EXPECT_EQ(r->path(format::kRootIno), "/");
+  size_t n = 0;
+  r->walk([&](const std::string& path, const FileStat& st) {
+    // A file with several links may be named by any of them: it must lead back to the same inode.
+    EXPECT_EQ(r->lookup(r->path(st.ino)), st.ino) << path;
+    if (st.nlink == 1 || (st.mode & format::kTypeMask) == format::kTypeDir) {
+      EXPECT_EQ(r->path(st.ino), path);
+    }
+    ++n;
+  });
+  EXPECT_GT(n, 10u);
+}
+
+TEST_F(ReaderTest, StatCountsBlocksAsTheKernelWould) {
+  auto r = open();
+  for (const std::string& rel : regular_files()) {
+    const FileStat st = r->stat("/" + rel);
+    EXPECT_EQ(st.blksize, r->image().page_size());
+    // Never more than the size; less where pages are holes (mkfs makes zero pages holes).
+    EXPECT_LE(st.blocks, (st.size + 511) / 512) << rel;
+  }
+  for (const char* dense : {"/multi", "/multi-copy"}) {  // text: no zero page
+    const FileStat st = r->stat(dense);
+    EXPECT_EQ(st.blocks, (st.size + 511) / 512) << dense;
+  }
+  EXPECT_EQ(r->stat("/all-zero").blocks, 0u);  // all holes
+  EXPECT_GT(r->stat("/all-zero").size, 0u);
+  EXPECT_EQ(r->stat("/").blocks, (r->stat("/").size + 511) / 512);
+}
+
+TEST_F(ReaderTest, SeekDataAndHoleWalkTheSparseFile) {
+  auto r = open();
+  std::string sparse;
+  for (const std::string& rel : regular_files())
+    if (r->stat("/" + rel).size > (4ull << 30)) sparse = "/" + rel;
+  ASSERT_FALSE(sparse.empty());
+  const uint32_t ino = r->lookup(sparse);
+  const uint64_t size = r->stat(ino).size;
+  uint64_t off = 0, data_bytes = 0;
+  int regions = 0;
+  Bytes got(4096), zeros(4096, 0);
+  while (off < size) {
+    uint64_t data = 0;
+    if (errno_of([&] { data = r->seek(ino, off, Seek::kData); }) == ENXIO) {
+      EXPECT_EQ(r->read(ino, off, got.size(), got.data()), std::min<uint64_t>(got.size(), size - off));
+      break;
+    }
+    ASSERT_GE(data, off);
+    if (data > off) {  // a hole reads as zeros, in the image as in the source
+      const size_t n = r->read(ino, off, got.size(), got.data());
+      EXPECT_TRUE(std::equal(got.begin(), got.begin() + n, zeros.begin())) << off;
+      EXPECT_EQ(Bytes(got.begin(), got.begin() + n), slurp(*dir_ / ("src" + sparse), off, n)) << off;
+    }
+    const uint64_t hole = r->seek(ino, data, Seek::kHole);
+    ASSERT_GT(hole, data);
+    data_bytes += hole - data;
+    ++regions;
+    off = hole;
+  }
+  EXPECT_GE(regions, 2);
+  EXPECT_LT(data_bytes, size / 100);
+  EXPECT_EQ(errno_of([&] { r->seek(ino, size, Seek::kData); }), ENXIO);
+  EXPECT_EQ(errno_of([&] { r->seek(ino, size, Seek::kHole); }), ENXIO);
+  EXPECT_EQ(errno_of([&] { r->seek(format::kRootIno, 0, Seek::kData); }), EINVAL);
+  const uint32_t dense = r->lookup("/multi");
+  EXPECT_EQ(r->seek(dense, 5, Seek::kData), 5u);
+  EXPECT_EQ(r->seek(dense, 5, Seek::kHole), r->stat(dense).size);  // the end counts as a hole
+}
+
+TEST_F(ReaderTest, ReadViewHoldsTheSameBytesAsACopy) {
+  auto r = open();
+  const uint32_t ino = r->lookup("/multi");
+  ReadView view;
+  for (auto [off, len] : {std::pair<uint64_t, size_t>{0, 100}, {65000, 200000}, {5 * 65536, 5000}}) {
+    Bytes copy(len), gathered(len);
+    const size_t n = r->read(ino, off, len, copy.data());
+    ASSERT_EQ(r->read(ino, off, len, view), n);
+    EXPECT_EQ(view.copy_to(gathered.data()), n);
+    EXPECT_TRUE(std::equal(copy.begin(), copy.begin() + n, gathered.begin())) << off;
+    size_t sum = 0;
+    for (const iovec& p : view.pieces()) sum += p.iov_len;
+    EXPECT_EQ(sum, n);
+    if (len > 65536) {
+      EXPECT_GT(view.pieces().size(), 1u);  // pieces of several pages, not one copy
+    }
+  }
+  view.clear();
+  EXPECT_EQ(view.size(), 0u);
+  EXPECT_TRUE(view.pieces().empty());
+}
+
+TEST_F(ReaderTest, CountersByNameAgreeWithTheJson) {
+  auto r = open();
+  Bytes b(1000);
+  r->read("/multi", 0, b.size(), b.data());
+  const std::map<std::string, uint64_t> c = r->counters();
+  EXPECT_GT(c.at("cache_misses"), 0u);
+  EXPECT_GT(c.at("pages_decoded_cpu"), 0u);
+  EXPECT_GT(c.at("cache_capacity"), 0u);
+  const std::string json = r->stats_json();
+  for (const auto& [name, value] : c) EXPECT_NE(json.find("\"" + name + "\":"), std::string::npos) << name;
+}
+
 class FaultyDevice final : public engine::DeviceMemory {
  public:
   FaultyDevice() : inner_(engine::make_standin_device_memory(true)) {}
@@ -301,23 +436,23 @@ void expect_device_reads_match(Reader& r) {
 
 TEST_F(ReaderTest, DeviceReadsThroughADecodingDevice) {
   auto r = open();
-  engine::set_device_memory(*r, engine::make_standin_device_memory(true));
+  testing::set_device_memory(*r, engine::make_standin_device_memory(true));
   expect_device_reads_match(*r);
-  EXPECT_GT(engine::Stats::get(r->stats().pages_decoded_gpu), 0u);
+  EXPECT_GT(r->counters().at("pages_decoded_gpu"), 0u);
 }
 
 TEST_F(ReaderTest, DeviceReadsThroughACopyOnlyDevice) {
   auto r = open();
-  engine::set_device_memory(*r, engine::make_standin_device_memory(false));
+  testing::set_device_memory(*r, engine::make_standin_device_memory(false));
   expect_device_reads_match(*r);
-  EXPECT_EQ(engine::Stats::get(r->stats().pages_decoded_gpu), 0u);
+  EXPECT_EQ(r->counters().at("pages_decoded_gpu"), 0u);
 }
 
 TEST_F(ReaderTest, PagesTheDeviceFailsAreDecodedOnTheCpu) {
   auto r = open();
   auto dev = std::make_unique<FaultyDevice>();
   FaultyDevice* faulty = dev.get();
-  engine::set_device_memory(*r, std::move(dev));
+  testing::set_device_memory(*r, std::move(dev));
   expect_device_reads_match(*r);
   EXPECT_GT(faulty->garbled, 0u);
 }
@@ -330,7 +465,7 @@ TEST_F(ReaderTest, DeviceBatchFailsOnlyTheRangesThatNeedABadPage) {
   }
   test::write_bytes(*dir_ / "bad-dev", img);
   auto r = open(*dir_ / "bad-dev");
-  engine::set_device_memory(*r, engine::make_standin_device_memory(true));
+  testing::set_device_memory(*r, engine::make_standin_device_memory(true));
   std::vector<ReadRequest> reqs(2);
   Bytes a(1000), b(1000);
   reqs[0].ino = r->lookup("/multi");

@@ -287,10 +287,10 @@ TEST_F(Engine, GpuBackendCorruptPageIsEio) {
   EXPECT_GE(Stats::get(rig.stats.bad_pages), 1u);
 }
 
-TEST_F(Engine, PathOfNamesFiles) {
+TEST_F(Engine, ImagePathNamesFiles) {
   auto image = Image::open(*dir_ / "img");
-  EXPECT_EQ(path_of(*image, image->resolve("/s7")), "/s7");
-  EXPECT_EQ(path_of(*image, format::kRootIno), "/");
+  EXPECT_EQ(image->path(image->resolve("/s7")), "/s7");
+  EXPECT_EQ(image->path(format::kRootIno), "/");
 }
 
 }  // namespace

@@ -21,7 +21,7 @@
 #include "engine/device_memory.h"
 #include "gdfs/image.h"
 #include "gdfs/reader_c.h"
-#include "reader_c_internal.h"
+#include "testing.h"
 #include "tree_util.h"
 
 namespace gdfs::test {
@@ -399,7 +399,7 @@ TEST_F(ReaderC, DeviceReadsWithoutADeviceAreEnotsup) {
   gdfs_options_init(&opt);
   opt.decoder = GDFS_DECODER_CPU;
   Handle h(open("img", &opt));
-  engine::set_device_memory(reader_of(h.r), nullptr);  // as on a machine without CUDA or a GPU
+  testing::set_device_memory(testing::reader_of(h.r), nullptr);  // as on a machine without CUDA or a GPU
   EXPECT_EQ(gdfs_device_reads(h.r), ENOTSUP);
   EXPECT_TRUE(contains(last_error(), "not supported here")) << last_error();
   std::vector<uint8_t> buf(100);
@@ -415,7 +415,7 @@ TEST_F(ReaderC, DeviceReadsThroughAStandInDevice) {
   for (bool decode : {false, true}) {
     Handle h(open());
     // Host memory posing as device memory: the C calls reach Reader::read_device and back.
-    engine::set_device_memory(reader_of(h.r), engine::make_standin_device_memory(decode));
+    testing::set_device_memory(testing::reader_of(h.r), engine::make_standin_device_memory(decode));
     ASSERT_EQ(gdfs_device_reads(h.r), 0) << last_error();
     const uint32_t ino = lookup(h.r, "/pages+tail");
     Bytes buf(300000, 0xee);
@@ -438,7 +438,7 @@ TEST_F(ReaderC, DeviceReadsThroughAStandInDevice) {
     EXPECT_EQ(reqs[3].error, ENOENT);
   }
   Handle bad(open("bad.img"));
-  engine::set_device_memory(reader_of(bad.r), engine::make_standin_device_memory(true));
+  testing::set_device_memory(testing::reader_of(bad.r), engine::make_standin_device_memory(true));
   Bytes buf(200000);
   size_t got = 0;
   EXPECT_EQ(gdfs_read_device(bad.r, lookup(bad.r, "/pages+tail"), 0, buf.size(), buf.data(), nullptr, &got),

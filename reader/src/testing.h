@@ -1,0 +1,20 @@
+// Seams for the library's own white-box tests (reader/tests/): never installed, never used by a front end.
+#pragma once
+#include <memory>
+
+#include "gdfs/reader.h"
+#include "gdfs/reader_c.h"
+
+namespace gdfs::engine {
+class DeviceMemory;
+}
+
+namespace gdfs::testing {
+
+// Replaces the reader's device memory (null: as on a machine without CUDA or a GPU): a stand-in device
+// lets the CPU-only build test read_device and read_batch_device.
+void set_device_memory(Reader& reader, std::unique_ptr<engine::DeviceMemory> mem);
+// The Reader behind a C handle.
+Reader& reader_of(gdfs_reader* handle);
+
+}  // namespace gdfs::testing
