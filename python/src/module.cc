@@ -269,7 +269,6 @@ Target dlpack_target(py::handle obj, py::handle stream, std::unique_ptr<DlpackTe
   return out;
 }
 
-
 DecoderChoice decoder_of(const std::string& name) {
   if (const std::optional<DecoderChoice> d = parse_decoder_choice(name)) return *d;
   throw py::value_error("decoder must be 'auto', 'cpu' or 'gpu', not '" + name + "'");
@@ -597,8 +596,8 @@ void add_fast_method(py::object& cls, PyMethodDef* def) {
 }  // namespace gdfs::python
 
 PYBIND11_MODULE(_gdfs, m) {
-  using gdfs::python::Image;
   using gdfs::FileStat;
+  using gdfs::python::Image;
   namespace gp = gdfs::python;
   m.doc() = "gdfs: read gdfs images (compressed read-only filesystem images) into host or GPU memory";
   m.attr("__version__") = GDFS_VERSION;
@@ -607,7 +606,7 @@ PYBIND11_MODULE(_gdfs, m) {
   pthread_atfork(nullptr, nullptr, [] { gp::g_fork_generation.fetch_add(1, std::memory_order_relaxed); });
 
   py::class_<FileStat>(m, "StatResult",
-                         "What Image.stat says about one entry (the fields of os.stat_result).")
+                       "What Image.stat says about one entry (the fields of os.stat_result).")
       .def_property_readonly("st_mode", [](const FileStat& s) { return s.mode; })
       .def_property_readonly("st_ino", [](const FileStat& s) { return s.ino; })
       .def_property_readonly("st_nlink", [](const FileStat& s) { return s.nlink; })

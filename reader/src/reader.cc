@@ -11,20 +11,19 @@
 #include <mutex>
 #include <thread>
 
-#include "engine/decode_device.h"
+#include "cache/page_cache.h"
+#include "decode/decode_device.h"
+#include "decode/decode_scheduler.h"
+#include "decode/thread_pool.h"
+#include "device/device_memory.h"
+#include "fetch/fetcher.h"
 #include "gdfs/gpu_batch.h"
-#include "engine/decode_scheduler.h"
-#include "engine/device_memory.h"
-#include "engine/fetcher.h"
 #include "gdfs/log.h"
-#include "engine/page_cache.h"
-#include "engine/read_engine.h"
-#include "engine/stats.h"
-#include "engine/thread_pool.h"
+#include "read/read_engine.h"
+#include "read/stats.h"
 #include "testing.h"
 
 namespace gdfs {
-
 
 namespace {
 constexpr uint64_t kRemoteReadahead = 16ull << 20;  // the least readahead for a remote image (when on)
@@ -112,8 +111,7 @@ void Reader::Impl::start() {
     std::string why;
     fetcher = engine::make_uring_fetcher(image->source(), opt.queue_depth, stats, why);
     if (!fetcher)
-      log_line(LogLevel::kWarning,
-                       "io_uring unavailable (" + why + "); reading the image with pread");
+      log_line(LogLevel::kWarning, "io_uring unavailable (" + why + "); reading the image with pread");
   }
   if (!fetcher) fetcher = engine::make_source_fetcher(image->source(), stats);
   cpu_scheduler = engine::make_cpu_scheduler(*pool, stats);
@@ -379,7 +377,8 @@ void Reader::read_batch_device(std::span<ReadRequest> requests, void* stream) {
   engine::DeviceMemory* mem = impl_->device_memory();
   if (!mem)
     throw ImageError(impl_->image->name() + ": reads into device memory are not supported here (" +
-                                 impl_->device_why + ")", ENOTSUP);
+                         impl_->device_why + ")",
+                     ENOTSUP);
   engine::read_to_device(*impl_->engine, *mem, requests, stream);
 }
 
@@ -435,23 +434,20 @@ std::map<std::string, uint64_t> Reader::counters() const {
 
 // ---- the decoder choice -----------------------------------------------------------------------------
 
+namespace {
+// By DecoderChoice value: the one spelling of each choice.
+constexpr const char* kDecoderNames[] = {"auto", "cpu", "gpu"};
+}  // namespace
+
 std::optional<DecoderChoice> parse_decoder_choice(std::string_view name) {
-  if (name == "auto") return DecoderChoice::kAuto;
-  if (name == "cpu") return DecoderChoice::kCpu;
-  if (name == "gpu") return DecoderChoice::kGpu;
+  for (size_t i = 0; i < std::size(kDecoderNames); ++i)
+    if (name == kDecoderNames[i]) return static_cast<DecoderChoice>(i);
   return std::nullopt;
 }
 
 const char* decoder_choice_name(DecoderChoice choice) {
-  switch (choice) {
-    case DecoderChoice::kCpu:
-      return "cpu";
-    case DecoderChoice::kGpu:
-      return "gpu";
-    case DecoderChoice::kAuto:
-      break;
-  }
-  return "auto";
+  const auto i = static_cast<size_t>(choice);
+  return i < std::size(kDecoderNames) ? kDecoderNames[i] : "auto";
 }
 
 bool probe_gpu_decoder(std::string& why) {

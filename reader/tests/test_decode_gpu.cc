@@ -13,8 +13,8 @@
 #include <thread>
 
 #include "cli_util.h"
-#include "engine/decode_device.h"
-#include "engine/decode_scheduler.h"
+#include "decode/decode_device.h"
+#include "decode/decode_scheduler.h"
 #include "gdfs/checksum.h"
 #include "tree_util.h"
 

@@ -7,13 +7,13 @@
 #include <random>
 #include <thread>
 
+#include "cache/page_cache.h"
 #include "cli_util.h"
-#include "engine/decode_device.h"
-#include "engine/decode_scheduler.h"
-#include "engine/fetcher.h"
-#include "engine/page_cache.h"
-#include "engine/read_engine.h"
+#include "decode/decode_device.h"
+#include "decode/decode_scheduler.h"
+#include "fetch/fetcher.h"
 #include "gdfs/reader.h"
+#include "read/read_engine.h"
 #include "tree_util.h"
 
 namespace gdfs::engine {

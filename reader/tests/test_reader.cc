@@ -15,9 +15,9 @@
 #include <thread>
 
 #include "cli_util.h"
-#include "engine/device_memory.h"
-#include "testing.h"
+#include "device/device_memory.h"
 #include "gdfs/reader.h"
+#include "testing.h"
 #include "tree_util.h"
 
 namespace gdfs {

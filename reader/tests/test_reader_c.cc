@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "cli_util.h"
-#include "engine/device_memory.h"
+#include "device/device_memory.h"
 #include "gdfs/image.h"
 #include "gdfs/reader_c.h"
 #include "testing.h"

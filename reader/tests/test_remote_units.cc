@@ -14,11 +14,11 @@
 #include <random>
 #include <thread>
 
+#include "fetch/remote/disk_cache.h"
+#include "fetch/remote/http_object.h"
+#include "fetch/remote/prefetch_store.h"
+#include "fetch/remote/s3_config.h"
 #include "gdfs/source.h"
-#include "remote/disk_cache.h"
-#include "remote/http_object.h"
-#include "remote/prefetch_store.h"
-#include "remote/s3_config.h"
 #include "remote_util.h"
 #include "servers.h"
 

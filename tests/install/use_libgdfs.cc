@@ -111,7 +111,8 @@ int main(int argc, char** argv) {
           "opening a missing image is not ENOENT");
     check(r->counters().at("cache_misses") > 0, "the counters did not count");
     if (failures) return 1;
-    std::printf("ok: %zu files, %d data regions in %s, decoder %s\n", files, regions, argv[3], r->decoder_name());
+    std::printf("ok: %zu files, %d data regions in %s, decoder %s\n", files, regions, argv[3],
+                r->decoder_name());
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "use_libgdfs: %s (errno %d)\n", e.what(), gdfs::error_code(e));

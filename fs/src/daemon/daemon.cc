@@ -27,7 +27,7 @@ void Daemon::start() {
   reader_ = Reader::open(std::move(image_), ro);
   if (opt_.decoder == DecoderChoice::kGpu && std::string(reader_->decoder_name()) != "gpu")
     log_line(LogLevel::kError,
-                     "decoder=gpu: the GPU could not be opened after mounting; decoding on the CPU");
+             "decoder=gpu: the GPU could not be opened after mounting; decoding on the CPU");
 }
 
 void Daemon::stop() {

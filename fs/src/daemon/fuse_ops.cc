@@ -202,7 +202,11 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
     // Zero-copy from the cache: the reply is gathered straight from the decoded pages, which the view
     // keeps alive until the kernel has copied them. One view per thread, reused: no allocation per read.
     thread_local ReadView view;
-    d.reader().read(static_cast<uint32_t>(ino), uint64_t(off), size, view);
+    try {
+      d.reader().read(static_cast<uint32_t>(ino), uint64_t(off), size, view);
+    } catch (const ImageError& e) {
+      return (void)fuse_reply_err(req, e.code());  // a bad page is logged once by the library, not per read
+    }
     const auto pieces = view.pieces();
     fuse_reply_iov(req, pieces.data(), static_cast<int>(pieces.size()));
     view.clear();

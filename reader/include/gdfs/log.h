@@ -15,7 +15,7 @@ enum class LogLevel { kError, kWarning, kInfo };
 // (never concurrently), from whichever thread logs. An empty function restores stderr.
 using LogSink = std::function<void(LogLevel level, std::string_view line)>;
 void set_log_sink(LogSink sink);
-void log_to_syslog(bool on);  // the sink becomes syslog ("gdfs", LOG_DAEMON); off: stderr
+void log_to_syslog(bool on);                // the sink becomes syslog ("gdfs", LOG_DAEMON); off: stderr
 void set_log_level(LogLevel most_verbose);  // default: kWarning
 void log_line(LogLevel level, std::string_view line);
 

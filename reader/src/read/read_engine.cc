@@ -1,12 +1,12 @@
-#include "engine/read_engine.h"
+#include "read/read_engine.h"
 
 #include <fcntl.h>
 
 #include <algorithm>
 #include <cstring>
 
-#include "gdfs/log.h"
 #include "gdfs/checksum.h"
+#include "gdfs/log.h"
 
 namespace gdfs::engine {
 namespace {

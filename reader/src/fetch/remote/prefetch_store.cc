@@ -1,4 +1,4 @@
-#include "remote/prefetch_store.h"
+#include "fetch/remote/prefetch_store.h"
 
 #include <algorithm>
 #include <cstring>

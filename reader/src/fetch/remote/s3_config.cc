@@ -1,4 +1,4 @@
-#include "remote/s3_config.h"
+#include "fetch/remote/s3_config.h"
 
 #include <cctype>
 #include <fstream>

@@ -1,6 +1,6 @@
 // The CPU as a DecodeDevice: the page layer's codecs without its checksums (the GPU scheduler checks
 // those for every device). It lets the tests drive batching and fallback with no GPU at hand.
-#include "engine/decode_device.h"
+#include "decode/decode_device.h"
 #include "gdfs/page.h"
 
 namespace gdfs::engine {

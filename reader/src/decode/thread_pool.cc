@@ -1,4 +1,4 @@
-#include "engine/thread_pool.h"
+#include "decode/thread_pool.h"
 
 namespace gdfs::engine {
 

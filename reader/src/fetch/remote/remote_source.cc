@@ -20,11 +20,11 @@
 #include <mutex>
 #include <stdexcept>
 
-#include "remote/disk_cache.h"
-#include "remote/http_object.h"
-#include "remote/prefetch_store.h"
-#include "remote/remote.h"
-#include "remote/s3_config.h"
+#include "fetch/remote/disk_cache.h"
+#include "fetch/remote/http_object.h"
+#include "fetch/remote/prefetch_store.h"
+#include "fetch/remote/remote.h"
+#include "fetch/remote/s3_config.h"
 
 namespace gdfs {
 namespace {

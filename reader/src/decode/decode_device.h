@@ -1,5 +1,5 @@
 // Something that decodes a batch of pages in one go: the GPU (kernels/' BatchDecoder) or, for tests and
-// as a stand-in, the CPU. A device only decodes. The GPU decode backend (decode_gpu.cc) gathers the
+// as a stand-in, the CPU. A device only decodes. The GPU decode scheduler (gpu_scheduler.cc) gathers the
 // batches, checks both page checksums and re-decodes on the CPU whatever a device gets wrong.
 #pragma once
 #include <cstdint>

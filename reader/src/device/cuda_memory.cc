@@ -1,6 +1,6 @@
 // The GPU as DeviceMemory, through the CUDA runtime and kernels/' device API (gpu::decode_pages_async).
 // Builds without CUDA copy CPU-decoded bytes through a CUDA runtime loaded at run time, where there is one.
-#include "engine/device_memory.h"
+#include "device/device_memory.h"
 
 #if GDFS_HAVE_CUDA
 #include <cuda_runtime_api.h>

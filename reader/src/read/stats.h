@@ -1,6 +1,6 @@
-// Counters of the daemon's read path, readable while it runs (the root directory's user.gdfs.stats
-// xattr; `gdfs-inspect counters MOUNTPOINT` prints them). Relaxed atomics: each counter is exact, but a
-// snapshot of several is not taken at one instant.
+// Counters of the read path, readable while it runs (Reader::counters; in a mount, the root directory's
+// user.gdfs.stats xattr, which `gdfs-inspect counters MOUNTPOINT` prints). Relaxed atomics: each counter
+// is exact, but a snapshot of several is not taken at one instant.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -12,9 +12,9 @@ namespace gdfs::engine {
 
 struct Stats {
   using Counter = std::atomic<uint64_t>;
-  Counter reads{0};            // FUSE read requests answered with data
+  Counter reads{0};            // reads answered with data (a FUSE request, a Reader::read, a batch range)
   Counter bytes_served{0};     // bytes in those replies
-  Counter read_errors{0};      // read requests answered EIO
+  Counter read_errors{0};      // reads answered EIO
   Counter cache_hits{0};       // page lookups found decoded in the cache
   Counter cache_misses{0};     // page lookups that had to fetch and decode
   Counter inflight_joins{0};   // lookups that waited for another request's fetch of the same page

@@ -7,10 +7,10 @@
 #include <memory>
 #include <span>
 
-#include "engine/stats.h"
-#include "engine/thread_pool.h"
+#include "decode/thread_pool.h"
 #include "gdfs/format.h"
 #include "gdfs/image.h"
+#include "read/stats.h"
 
 namespace gdfs::engine {
 

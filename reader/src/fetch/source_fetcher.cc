@@ -1,4 +1,4 @@
-#include "engine/fetcher.h"
+#include "fetch/fetcher.h"
 
 namespace gdfs::engine {
 namespace {

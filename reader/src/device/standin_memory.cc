@@ -3,7 +3,7 @@
 #include <cstring>
 #include <vector>
 
-#include "engine/device_memory.h"
+#include "device/device_memory.h"
 #include "gdfs/page.h"
 
 namespace gdfs::engine {

@@ -15,8 +15,8 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "engine/device_memory.h"
-#include "engine/read_engine.h"
+#include "device/device_memory.h"
+#include "read/read_engine.h"
 
 namespace gdfs::engine {
 namespace {

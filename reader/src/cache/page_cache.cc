@@ -1,4 +1,4 @@
-#include "engine/page_cache.h"
+#include "cache/page_cache.h"
 
 #include <algorithm>
 #include <new>

@@ -19,10 +19,10 @@
 #include <thread>
 #include <vector>
 
-#include "engine/decode_device.h"
-#include "engine/decode_scheduler.h"
-#include "gdfs/log.h"
+#include "decode/decode_device.h"
+#include "decode/decode_scheduler.h"
 #include "gdfs/checksum.h"
+#include "gdfs/log.h"
 
 namespace gdfs::engine {
 namespace {

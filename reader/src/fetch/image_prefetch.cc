@@ -1,4 +1,4 @@
-#include "engine/image_prefetch.h"
+#include "fetch/image_prefetch.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "remote/disk_cache.h"
+#include "fetch/remote/disk_cache.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -7,8 +7,8 @@
 #include <span>
 #include <string>
 
-#include "engine/stats.h"
 #include "gdfs/source.h"
+#include "read/stats.h"
 
 namespace gdfs::engine {
 

@@ -16,13 +16,13 @@
 #include <tuple>
 #include <vector>
 
-#include "engine/decode_scheduler.h"
-#include "engine/fetcher.h"
-#include "engine/image_prefetch.h"
-#include "engine/page_cache.h"
-#include "engine/stats.h"
-#include "engine/thread_pool.h"
+#include "cache/page_cache.h"
+#include "decode/decode_scheduler.h"
+#include "decode/thread_pool.h"
+#include "fetch/fetcher.h"
+#include "fetch/image_prefetch.h"
 #include "gdfs/image.h"
+#include "read/stats.h"
 
 namespace gdfs::engine {
 

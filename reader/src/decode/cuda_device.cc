@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-#include "engine/decode_device.h"
+#include "decode/decode_device.h"
 
 namespace gdfs::engine {
 namespace {

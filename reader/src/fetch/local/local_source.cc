@@ -47,7 +47,8 @@ bool pread_full(int fd, uint8_t* dst, size_t len, uint64_t offset) {
 
 class FileSource final : public Source {
  public:
-  explicit FileSource(const std::string& path) : name_(path), fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+  explicit FileSource(const std::string& path)
+      : name_(path), fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
     if (fd_.get() < 0) fail_errno(path, "cannot open", errno);
     size_ = size_of(fd_.get(), path);
   }

@@ -1,11 +1,11 @@
-// Choosing a source by what the user named. Remote sources live in reader/src/remote/ and are built
+// Choosing a source by what the user named. Remote sources live in reader/src/fetch/remote/ and are built
 // only with libcurl (GDFS_HAVE_REMOTE).
 #include <cerrno>
 
 #include "gdfs/source.h"
 
 #if GDFS_HAVE_REMOTE
-#include "remote/remote.h"
+#include "fetch/remote/remote.h"
 #endif
 
 namespace gdfs {
@@ -35,7 +35,7 @@ std::unique_ptr<Source> open_source(const std::string& path_or_url, const Source
 #else
   (void)options;
   throw ImageError(url_for_messages(path_or_url) +
-                   ": remote images are not supported by this build (it was built without libcurl)",
+                       ": remote images are not supported by this build (it was built without libcurl)",
                    ENOTSUP);
 #endif
 }

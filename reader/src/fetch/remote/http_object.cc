@@ -1,4 +1,4 @@
-#include "remote/http_object.h"
+#include "fetch/remote/http_object.h"
 
 #include <curl/curl.h>
 #include <pthread.h>

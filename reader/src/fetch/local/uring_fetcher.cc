@@ -1,7 +1,7 @@
 // The io_uring fetcher. Each thread that fetches gets its own ring (FUSE worker threads and readahead
 // workers come and go; a shared ring would need a lock or a completion thread for no gain), created on
 // first use and torn down when the thread exits.
-#include "engine/fetcher.h"
+#include "fetch/fetcher.h"
 
 #if GDFS_HAVE_URING
 #include <liburing.h>

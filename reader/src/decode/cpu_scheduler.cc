@@ -3,7 +3,7 @@
 #include <condition_variable>
 #include <mutex>
 
-#include "engine/decode_scheduler.h"
+#include "decode/decode_scheduler.h"
 
 namespace gdfs::engine {
 namespace {

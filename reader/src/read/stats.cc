@@ -1,4 +1,4 @@
-#include "engine/stats.h"
+#include "read/stats.h"
 
 #include <nlohmann/json.hpp>
 
