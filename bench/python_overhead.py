@@ -1,4 +1,4 @@
-"""The reads of gdfs-read-bench (tools/read-bench) through the Python module: warm cache, one thread,
+"""The reads of gdfs-read-bench (bench/read-bench) through the Python module: warm cache, one thread,
 SIZE-byte ranges at the same LCG offsets, by path, into one preallocated buffer.
 
     PYTHONPATH=build/python python3 bench/python_overhead.py IMAGE PATH [--size B] [--iters N]

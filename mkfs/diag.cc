@@ -4,25 +4,12 @@
 #include <ostream>
 
 #include "progress.h"
+#include "text.h"
 
 namespace gdfs::mkfs {
 
 std::string display(std::string_view path) {
-  if (path.empty()) return ".";
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string s;
-  s.reserve(path.size());
-  for (const char ch : path) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c >= 0x20 && c != 0x7f) {
-      s += ch;
-    } else {
-      s += "\\x";
-      s += kHex[c >> 4];
-      s += kHex[c & 15];
-    }
-  }
-  return s;
+  return path.empty() ? "." : text::printable(path);
 }
 
 // Built by appending: GCC 12 warns (-Wrestrict, a false positive) on "literal" + std::string&&.

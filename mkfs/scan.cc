@@ -16,6 +16,7 @@
 #include "gdfs/format.h"
 #include "progress.h"
 #include "source_hook.h"
+#include "text.h"
 
 namespace gdfs::mkfs {
 namespace {
@@ -28,10 +29,6 @@ struct DevInoHash {
     return std::hash<uint64_t>()(k.ino * 0x9E3779B97F4A7C15ull ^ k.dev);
   }
 };
-
-std::string join(const std::string& dir, const std::string& name) {
-  return dir.empty() ? name : dir + "/" + name;
-}
 
 // Reads a symlink's target; st_size is only a hint (0 on some filesystems), so grow until it fits.
 bool read_link(const std::string& path, std::string& target) {
@@ -166,7 +163,7 @@ class Scanner {
   }
 
   void add_child(uint32_t dir, int dir_fd, std::string name) {
-    std::string rel = join(nodes()[dir].path, name);
+    std::string rel = text::join_path(nodes()[dir].path, name);
     if (excluded(rel, name)) return;
     if (name.size() > format::kMaxNameLen)
       return diag_.skip_entry(std::string("name too long: ") + quote_path(rel));

@@ -62,7 +62,7 @@ fetch_test_oracles() {
 
 njobs() { nproc 2>/dev/null || echo 2; }
 
-# nvCOMP's pip wheel, pinned: scripts/bench-gpu takes its GPU library (libnvcomp.so.6) from it, the
+# nvCOMP's pip wheel, pinned: bench/run-gpu takes its GPU library (libnvcomp.so.6) from it, the
 # NvcompOracle tests and `gdeflate bench --nvcomp-cpu` its host GDeflate codec (libnvcomp_cpu.so.6).
 # Both use the one cache, .nvcomp-wheel/ (git-ignored); nothing is installed into any Python.
 NVCOMP_WHEEL=nvidia-libnvcomp-cu13
@@ -113,6 +113,6 @@ nvcomp_cpu_lib() {
   echo "$lib"
 }
 
-# scripts/bench-remote (remote images against squashfuse on httpdirfs and rclone mount, on loopback behind
+# bench/run-remote (remote images against squashfuse on httpdirfs and rclone mount, on loopback behind
 # tests/remote/fault_proxy.py): the peers, the images, the server, fio and jq for the random reads.
 GDFS_BENCH_REMOTE_PACKAGES=(httpdirfs squashfuse squashfs-tools rclone fio nginx-light fuse3 jq curl tar python3)

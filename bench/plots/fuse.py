@@ -1,4 +1,4 @@
-"""FUSE read charts from scripts/bench-fuse output: one figure per tree, one panel per metric, cold and
+"""FUSE read charts from bench/run-fuse output: one figure per tree, one panel per metric, cold and
 warm side by side, a bar per filesystem. gdfs's bars carry its ratio to the baseline filesystem from
 the ratio table the script prints (above 1 is better in every column, find included)."""
 

@@ -1,4 +1,4 @@
-"""Image-building chart from scripts/bench-mkfs output: image size, build time and peak memory of each
+"""Image-building chart from bench/run-mkfs output: image size, build time and peak memory of each
 tool, one row of panels per tree. Bars carry the value and, as the README's table does, the ratio to
 mksquashfs gzip in the same run."""
 

@@ -2,7 +2,7 @@
 
 Each parser takes the text of one raw file, exactly as the bench tool and script wrote it, and returns
 plain data; nothing here draws. Old results are never rewritten, so the parsers take each format as it
-is: Markdown tables (gdeflate bench, scripts/bench-fuse, scripts/bench-mkfs), the whitespace tables of
+is: Markdown tables (gdeflate bench, bench/run-fuse, bench/run-mkfs), the whitespace tables of
 gdfs-bitpack-bench, and the one-line records of the bpmicro driver kept in a bitpack results file.
 """
 
@@ -74,7 +74,7 @@ def _is_separator(line):
 def markdown_tables(text):
     """Every Markdown table in text, in order.
 
-    A '#' line inside a table does not end it: scripts/bench-mkfs prints each corpus's description as
+    A '#' line inside a table does not end it: bench/run-mkfs prints each corpus's description as
     a comment between its rows. A blank or any other line does.
     """
     lines = text.splitlines()
@@ -97,7 +97,7 @@ def markdown_tables(text):
 
 
 def unique_names(header):
-    """Header names made unique: bench-fuse repeats 'p50 µs' and 'p99 µs' after each IOPS column."""
+    """Header names made unique: bench/run-fuse repeats 'p50 µs' and 'p99 µs' after each IOPS column."""
     seen, out = {}, []
     for name in header:
         seen[name] = seen.get(name, 0) + 1
@@ -157,7 +157,7 @@ def parse_codec(text):
     return runs
 
 
-# --- scripts/bench-fuse ---------------------------------------------------------------------------
+# --- bench/run-fuse ---------------------------------------------------------------------------
 
 @dataclass
 class FuseResults:
@@ -183,7 +183,7 @@ def _keyed_rows(table):
 
 
 def parse_fuse(text):
-    """The medians table and the ratio table that scripts/bench-fuse prints at the end of its run."""
+    """The medians table and the ratio table that bench/run-fuse prints at the end of its run."""
     medians, ratios, baseline, note = {}, {}, "", ""
     for t in markdown_tables(text):
         if [h.lower() for h in t.header[:3]] != ["corpus", "filesystem", "run"]:
@@ -198,7 +198,7 @@ def parse_fuse(text):
     return FuseResults(medians=medians, ratios=ratios, baseline=baseline, corpora=corpora, note=note)
 
 
-# --- scripts/bench-mkfs ---------------------------------------------------------------------------
+# --- bench/run-mkfs ---------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class MkfsRow:
@@ -211,7 +211,7 @@ class MkfsRow:
 
 
 def parse_mkfs(text):
-    """The rows of bench-mkfs's table, and each corpus's description from its '# corpus:' line."""
+    """The rows of bench/run-mkfs's table, and each corpus's description from its '# corpus:' line."""
     rows = []
     for t in markdown_tables(text):
         if [h.lower() for h in t.header[:2]] != ["corpus", "tool"]:

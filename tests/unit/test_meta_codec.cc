@@ -1,4 +1,4 @@
-// The stored form of the metadata (gdfs/meta_codec.h, FORMAT.md 5.6): the transform and its inverse,
+// The stored form of the metadata (gdfs/meta_codec.h, FORMAT.md 5.5): the transform and its inverse,
 // the layout rules, and encode/inflate round trips, deterministic at any thread count. Crafted block
 // tables and blocks inside whole images are tests/image/test_image_corrupt.cc's.
 #include <gtest/gtest.h>

@@ -18,6 +18,7 @@
 #include "gdfs/gdeflate.h"
 #include "io.h"
 #include "nvcomp_cpu.h"
+#include "text.h"
 
 namespace gdfs::tools {
 namespace {
@@ -276,12 +277,6 @@ void cross_decode(Codec& decoder, const Result& other, const std::string& other_
   }
 }
 
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-
 std::string cpu_model() {
   std::ifstream f("/proc/cpuinfo");
   for (std::string line; std::getline(f, line);)
@@ -301,8 +296,8 @@ std::string utc_now() {
 
 void print_row(std::ostream& out, const std::string& codec, int level, double ratio, double cmb, double dmb,
                int decimals) {
-  out << "| " << codec << " | " << level << " | " << fixed(ratio, 3) << " | " << fixed(cmb, decimals) << " | "
-      << fixed(dmb, decimals) << " |\n";
+  out << "| " << codec << " | " << level << " | " << text::fixed(ratio, 3) << " | "
+      << text::fixed(cmb, decimals) << " | " << text::fixed(dmb, decimals) << " |\n";
 }
 
 double ratio(const Corpus& c, const Result& r) {
@@ -379,7 +374,7 @@ std::string timing_method(const BenchOptions& o) {
   if (o.paired_rounds > 0)
     return "codecs take turns page by page and\n        each page's time is its fastest of " +
            std::to_string(o.paired_rounds) + " rounds (--paired);";
-  return "each time is the best of passes\n        totalling >= " + fixed(o.min_seconds, 2) + " s;";
+  return "each time is the best of passes\n        totalling >= " + text::fixed(o.min_seconds, 2) + " s;";
 }
 
 }  // namespace

@@ -1,7 +1,5 @@
 #include "cli.h"
 
-#include <CLI/CLI.hpp>
-#include <exception>
 #include <istream>
 #include <map>
 #include <ostream>
@@ -9,9 +7,9 @@
 #include <string>
 
 #include "bench.h"
+#include "cli_app.h"
 #include "gdfs/gdeflate.h"
 #include "gdfs/gdeflate_container.h"
-#include "gdfs/version.h"
 #include "io.h"
 #include "nvcomp_cpu.h"
 
@@ -125,16 +123,11 @@ std::string nvcomp_library(const std::string& option) {
   return option == "none" ? std::string() : option;
 }
 
-int usage_error(const std::string& what, std::ostream& err) {
-  err << "gdeflate: error: " << what << "\nRun 'gdeflate --help' for usage.\n";
-  return 2;
-}
-
 }  // namespace
 
 int gdeflate_main(int argc, char** argv, std::istream& in, std::ostream& out, std::ostream& err) {
   CLI::App app("GDeflate page codec and DirectStorage .gdeflate container tool", "gdeflate");
-  app.set_version_flag("--version", version_line("gdeflate"));
+  cli::add_version_flag(app);
   app.require_subcommand(1);
   Args a;
 
@@ -155,13 +148,8 @@ int gdeflate_main(int argc, char** argv, std::istream& in, std::ostream& out, st
 
   add_bench(&app, a);
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e, out, err);  // --help, --version
-    return usage_error(e.what(), err);
-  }
-  try {
+  if (const int code = cli::parse(app, argc, argv, out, err); code >= 0) return code;
+  return cli::run(app.get_name(), err, [&] {
     if (*comp) compress(a, in, out);
     if (*decomp) decompress(a, in, out);
     if (app.got_subcommand("bench"))
@@ -169,10 +157,7 @@ int gdeflate_main(int argc, char** argv, std::istream& in, std::ostream& out, st
                  nvcomp_library(a.nvcomp_cpu)},
                 in, out);
     return 0;
-  } catch (const std::exception& e) {
-    err << "gdeflate: error: " << e.what() << "\n";
-    return 1;
-  }
+  });
 }
 
 }  // namespace gdfs::tools

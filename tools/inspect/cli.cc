@@ -1,13 +1,9 @@
 #include "cli.h"
 
-#include <CLI/CLI.hpp>
-#include <exception>
 #include <ostream>
-#include <string>
 
+#include "cli_app.h"
 #include "commands.h"
-#include "gdfs/image.h"
-#include "gdfs/version.h"
 
 namespace gdfs::tools {
 namespace {
@@ -29,16 +25,11 @@ void add_json(CLI::App* cmd, Options& o) {
   cmd->add_flag("--json", o.json, "Print JSON instead of text");
 }
 
-int usage_error(const std::string& what, std::ostream& err) {
-  err << "gdfs-inspect: error: " << what << "\nRun 'gdfs-inspect --help' for usage.\n";
-  return 2;
-}
-
 }  // namespace
 
 int inspect_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
   CLI::App app("Inspect, verify and extract gdfs images", "gdfs-inspect");
-  app.set_version_flag("--version", version_line("gdfs-inspect"));
+  cli::add_version_flag(app);
   app.require_subcommand(1);
   app.footer(
       "Exit status: 0 ok, 1 error (bad image, missing path, broken pages, failed extraction), 2 usage.");
@@ -79,13 +70,8 @@ int inspect_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
   counters->add_option("MOUNTPOINT", o.dir, "Where the image is mounted")->required();
   add_json(counters, o);
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e, out, err);  // --help, --version
-    return usage_error(e.what(), err);
-  }
-  try {
+  if (const int code = cli::parse(app, argc, argv, out, err); code >= 0) return code;
+  return cli::run(app.get_name(), err, [&] {
     if (*info) return inspect::info(o, out);
     if (*ls) return inspect::ls(o, out);
     if (*pages) return inspect::pages(o, out);
@@ -95,10 +81,7 @@ int inspect_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
     if (*extract) return inspect::extract(o, out, err);
     if (*counters) return inspect::counters(o, out);
     return 2;
-  } catch (const std::exception& e) {
-    err << "gdfs-inspect: error: " << e.what() << "\n";
-    return 1;
-  }
+  });
 }
 
 }  // namespace gdfs::tools

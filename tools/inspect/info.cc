@@ -3,6 +3,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <utility>
 
 #include "commands.h"
 #include "util.h"
@@ -48,40 +49,26 @@ struct Counts {
   uint64_t files = 0, dirs = 0, symlinks = 0, devices = 0, fifos = 0, sockets = 0, hardlinked = 0;
 };
 
+// The counter of each file type (character and block devices share one).
+constexpr std::pair<uint32_t, uint64_t Counts::*> kCounters[] = {
+    {format::kTypeReg, &Counts::files},    {format::kTypeDir, &Counts::dirs},
+    {format::kTypeLnk, &Counts::symlinks}, {format::kTypeChr, &Counts::devices},
+    {format::kTypeBlk, &Counts::devices},  {format::kTypeFifo, &Counts::fifos},
+    {format::kTypeSock, &Counts::sockets}};
+
 Counts count_inodes(const Image& img) {
   Counts c;
   for (uint32_t ino = 1; ino <= img.inode_count(); ++ino) {
     const format::Attr& at = img.attr(ino);
-    switch (at.mode & format::kTypeMask) {
-      case format::kTypeReg:
-        ++c.files;
-        break;
-      case format::kTypeDir:
-        ++c.dirs;
-        break;
-      case format::kTypeLnk:
-        ++c.symlinks;
-        break;
-      case format::kTypeChr:
-      case format::kTypeBlk:
-        ++c.devices;
-        break;
-      case format::kTypeFifo:
-        ++c.fifos;
-        break;
-      case format::kTypeSock:
-        ++c.sockets;
-        break;
-    }
+    for (const auto& [type, counter] : kCounters)
+      if ((at.mode & format::kTypeMask) == type) ++(c.*counter);
     if ((at.mode & format::kTypeMask) != format::kTypeDir && at.nlink > 1) ++c.hardlinked;
   }
   return c;
 }
 
-std::string joined(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s.empty() ? "none" : s;
+std::string joined(const std::vector<std::string>& features) {
+  return text::join(features, ", ", "none");
 }
 
 Json to_json(const Image& img, const Counts& c) {
@@ -162,13 +149,7 @@ void print_text(std::ostream& out, const Json& j) {
 
 int info(const Options& o, std::ostream& out) {
   auto img = Image::open(o.image);
-  const Json j = to_json(*img, count_inodes(*img));
-  if (o.json) {
-    print_json(out, j);
-  } else {
-    print_text(out, j);
-  }
-  return 0;
+  return print_report(out, to_json(*img, count_inodes(*img)), o.json, print_text);
 }
 
 }  // namespace gdfs::inspect

@@ -25,12 +25,6 @@ std::vector<std::string> flag_list(const Row& r) {
   return flags;
 }
 
-std::string joined(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ",") + x;
-  return s.empty() ? "-" : s;
-}
-
 Json row_json(const Row& r) {
   Json j;
   j["index"] = r.index;
@@ -74,13 +68,13 @@ class TextTable {
   }
   void row(std::ostream& out, const Row& r) const {
     const bool hole = !r.e;
-    line(out,
-         {std::to_string(r.index), std::to_string(r.file_offset), hole ? "-" : std::to_string(r.e->offset),
-          hole ? "-" : std::to_string(r.e->csize),
-          hole ? std::to_string(r.ref.length) : std::to_string(r.e->usize),
-          hole ? "-" : fixed(ratio(r.e->usize, r.e->csize), 2), hole ? "hole" : codec_label(*r.e),
-          hole ? "-" : hex32(r.e->ucheck), joined(flag_list(r)), hole ? "-" : std::to_string(r.ref.entry),
-          r.ref.kind == PageRef::kTail ? std::to_string(r.ref.offset) : "-"});
+    line(out, {std::to_string(r.index), std::to_string(r.file_offset),
+               hole ? "-" : std::to_string(r.e->offset), hole ? "-" : std::to_string(r.e->csize),
+               hole ? std::to_string(r.ref.length) : std::to_string(r.e->usize),
+               hole ? "-" : fixed(ratio(r.e->usize, r.e->csize), 2), hole ? "hole" : codec_label(*r.e),
+               hole ? "-" : hex32(r.e->ucheck), text::join(flag_list(r), ",", "-"),
+               hole ? "-" : std::to_string(r.ref.entry),
+               r.ref.kind == PageRef::kTail ? std::to_string(r.ref.offset) : "-"});
   }
 
  private:

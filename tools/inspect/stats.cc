@@ -173,13 +173,7 @@ void print_text(std::ostream& out, const Json& j) {
 
 int stats(const Options& o, std::ostream& out) {
   auto img = Image::open(o.image);
-  const Json j = to_json(*img, page_stats(*img), file_stats(*img));
-  if (o.json) {
-    print_json(out, j);
-  } else {
-    print_text(out, j);
-  }
-  return 0;
+  return print_report(out, to_json(*img, page_stats(*img), file_stats(*img)), o.json, print_text);
 }
 
 }  // namespace gdfs::inspect

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "gdfs/bitpack.h"
+#include "json_text.h"
 
 namespace gdfs::inspect {
 
@@ -60,31 +61,30 @@ uint32_t resolve_following(const Image& img, const std::string& path) {
   return ino;
 }
 
+namespace {
+
+// Each file type once: its letter in ls -l and its name in listings and JSON.
+struct FileType {
+  uint32_t type;
+  char letter;
+  const char* name;
+};
+constexpr FileType kFileTypes[] = {{format::kTypeDir, 'd', "dir"},      {format::kTypeReg, '-', "file"},
+                                   {format::kTypeLnk, 'l', "symlink"},  {format::kTypeChr, 'c', "chardev"},
+                                   {format::kTypeBlk, 'b', "blockdev"}, {format::kTypeFifo, 'p', "fifo"},
+                                   {format::kTypeSock, 's', "socket"}};
+
+const FileType* file_type(uint32_t mode) {
+  for (const FileType& t : kFileTypes)
+    if ((mode & format::kTypeMask) == t.type) return &t;
+  return nullptr;
+}
+
+}  // namespace
+
 std::string mode_string(uint32_t mode) {
   std::string s = "?rwxrwxrwx";
-  switch (mode & format::kTypeMask) {
-    case format::kTypeDir:
-      s[0] = 'd';
-      break;
-    case format::kTypeReg:
-      s[0] = '-';
-      break;
-    case format::kTypeLnk:
-      s[0] = 'l';
-      break;
-    case format::kTypeChr:
-      s[0] = 'c';
-      break;
-    case format::kTypeBlk:
-      s[0] = 'b';
-      break;
-    case format::kTypeFifo:
-      s[0] = 'p';
-      break;
-    case format::kTypeSock:
-      s[0] = 's';
-      break;
-  }
+  if (const FileType* t = file_type(mode)) s[0] = t->letter;
   for (int i = 0; i < 9; ++i)
     if (!(mode & (0400u >> i))) s[1 + i] = '-';
   // The special bits take the execute slot: lower case when execute is also set, upper case when not.
@@ -98,23 +98,8 @@ std::string mode_string(uint32_t mode) {
 }
 
 const char* type_name(uint32_t mode) {
-  switch (mode & format::kTypeMask) {
-    case format::kTypeDir:
-      return "dir";
-    case format::kTypeReg:
-      return "file";
-    case format::kTypeLnk:
-      return "symlink";
-    case format::kTypeChr:
-      return "chardev";
-    case format::kTypeBlk:
-      return "blockdev";
-    case format::kTypeFifo:
-      return "fifo";
-    case format::kTypeSock:
-      return "socket";
-  }
-  return "unknown";
+  const FileType* t = file_type(mode);
+  return t ? t->name : "unknown";
 }
 
 namespace {
@@ -145,21 +130,6 @@ std::string short_time(int64_t sec) {
   return utc(sec, "%Y-%m-%d %H:%M:%S");
 }
 
-std::string printable(std::string_view name) {
-  std::string s;
-  s.reserve(name.size());
-  for (unsigned char c : name) {
-    if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      s += buf;
-    } else {
-      s += static_cast<char>(c);
-    }
-  }
-  return s;
-}
-
 std::string codec_label(const format::PageEntry& e) {
   if (e.codec != format::kCodecBitpack) return codec_name(e.codec);
   const auto p = bitpack::from_param(e.param);  // validated at open
@@ -187,12 +157,6 @@ int digits(uint64_t v) {
 std::string hex32(uint32_t v) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "%08x", v);
-  return buf;
-}
-
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
   return buf;
 }
 
@@ -228,7 +192,15 @@ void put_name(Json& j, const std::string& key, std::string_view value) {
 }
 
 void print_json(std::ostream& out, const Json& j) {
-  out << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+  json_text::print(out, j);
+}
+
+int print_report(std::ostream& out, const Json& j, bool json, TextFn print_text) {
+  if (json)
+    print_json(out, j);
+  else
+    print_text(out, j);
+  return 0;
 }
 
 std::string compact_json(const Json& j) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gdfs/image.h"
+#include "text.h"
 
 namespace gdfs::inspect {
 
@@ -31,9 +32,8 @@ const char* type_name(uint32_t mode);
 std::string iso_time(int64_t sec, uint32_t nsec);
 // "2024-05-01 12:00:00" (UTC), for listings.
 std::string short_time(int64_t sec);
-// The name with control bytes (newline, escape, DEL, ...) written as \xNN, so that every entry stays on one
-// line of a listing and cannot drive the terminal. Other bytes, UTF-8 included, pass through unchanged.
-std::string printable(std::string_view name);
+// Names in listings and messages: control bytes as \xNN, so that every entry stays on one line.
+using text::printable;
 // "stored", "gdeflate", "bitpack", or "codec N" for a value this build does not name.
 // How a page is coded, parameters included: "gdeflate", or for bitpack "bitpack i16 B32 S1 outlier" (sample
 // type, block size, stride, mode; docs/FORMAT.md 4.1).
@@ -43,7 +43,7 @@ Json codec_params(const format::PageEntry& e);
 std::string hex32(uint32_t v);
 // Decimal digits of v, for column widths.
 int digits(uint64_t v);
-std::string fixed(double v, int decimals);
+using text::fixed;
 // a / b, or 0 when b is 0.
 double ratio(uint64_t a, uint64_t b);
 
@@ -58,6 +58,10 @@ void put_name(Json& j, const std::string& key, std::string_view value);
 // Writes `j` indented, one document per line. Names may be any bytes: invalid UTF-8 is replaced by U+FFFD
 // rather than refused, since JSON cannot carry raw bytes (put_name adds the exact bytes beside them).
 void print_json(std::ostream& out, const Json& j);
+// The report `j` on `out`: JSON (print_json) when `json`, else text by `print_text`. Returns 0, the exit
+// code.
+using TextFn = void (*)(std::ostream& out, const Json& j);
+int print_report(std::ostream& out, const Json& j, bool json, TextFn print_text);
 // `j` on one line, with the same replacement; for output too large to build as one document.
 std::string compact_json(const Json& j);
 

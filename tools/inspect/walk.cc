@@ -6,13 +6,6 @@
 
 namespace gdfs::inspect {
 
-std::string join_path(std::string_view dir, std::string_view name) {
-  std::string s(dir);
-  if (!s.empty() && s.back() != '/') s += '/';
-  s += name;
-  return s;
-}
-
 void walk(const Image& img, uint32_t start, const std::string& prefix, const EnterFn& enter,
           const LeaveFn& leave) {
   struct Frame {

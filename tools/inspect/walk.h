@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gdfs/image.h"
+#include "text.h"
 
 namespace gdfs::inspect {
 
@@ -19,8 +20,7 @@ struct Entry {
   const std::string& path;  // the walk's prefix joined with every name down to this one
 };
 
-// "a" + "b" -> "a/b"; "" + "b" -> "b"; "/" + "b" -> "/b".
-std::string join_path(std::string_view dir, std::string_view name);
+using text::join_path;
 
 // Visits every entry below directory `start` in stored order, each directory's entries right after the
 // directory's own entry. `enter` returns whether to descend into a directory; `leave(dir, path)` runs once

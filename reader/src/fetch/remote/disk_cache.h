@@ -63,7 +63,6 @@ class DiskCache {
   // Bytes this process counts in the folder (all objects, headers included).
   uint64_t bytes() const;
   const DiskCacheCounters& counters() const { return counters_; }
-  const std::string& object_dir() const { return obj_dir_; }
 
  private:
   struct Entry {

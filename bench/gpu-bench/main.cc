@@ -1,6 +1,6 @@
 // gdfs-gpu-bench: throughput of the GPU batch page decoder (kernels/) on a real corpus, against the CPU
 // decoder on all cores and, optionally, nvCOMP's batched GDeflate decoder on the same device pages.
-// Usage: gdfs-gpu-bench --help. scripts/bench-gpu builds and runs it on the GPU machine.
+// Usage: gdfs-gpu-bench --help. bench/run-gpu builds and runs it on the GPU machine.
 #include <unistd.h>
 
 #include <cstdio>

@@ -1,5 +1,5 @@
 // gdfs-lib-bench: the same read workloads through the reader library or through a mount point, with one
-// timing loop, so the two compare like with like (scripts/bench-lib runs both, cold and warm).
+// timing loop, so the two compare like with like (bench/run-lib runs both, cold and warm).
 //
 //   gdfs-lib-bench lib IMAGE   [options]   reads with gdfs::Reader (one per process, CPU decoder)
 //   gdfs-lib-bench mount DIR   [options]   reads the files under DIR with open/pread
@@ -16,7 +16,7 @@
 // Library options (lib only): --decoder cpu|gpu|auto (cpu), --gpu-min-bytes N, --cache BYTES (the
 // decoded-page cache; small keeps reads missing it), --readahead BYTES. With --decoder gpu and a small
 // cache, `rand` at several sizes against --decoder cpu finds the request size where the GPU starts to win
-// (scripts/bench-gpu-read).
+// (bench/run-gpu-read).
 // Each line printed: "<via> <workload> <threads> <value> <unit> <bytes> <seconds> <cpu-seconds>", the last
 // this process's user and system time over the workload (the library's threads included). Every byte read
 // through the library is compared with --verify DIR (the source tree) when given.

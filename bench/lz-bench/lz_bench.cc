@@ -3,7 +3,7 @@
 // estimates the Huffman-coded size from the tokens' own statistics (one block per page plus a fixed
 // header allowance) and compares with libdeflate's raw DEFLATE at the same level.
 //
-//   build/tools/lz-bench/gdfs-lz-bench /tmp/gdfs-corpora/pages.bin [levels...] [--nolibdeflate]
+//   build/bench/lz-bench/gdfs-lz-bench /tmp/gdfs-corpora/pages.bin [levels...] [--nolibdeflate]
 //     [--noverify] [--chain depth,nice,max_dist3,lazy_steps,good | --opt depth,nice,passes]
 #include <libdeflate.h>
 

@@ -1,0 +1,36 @@
+// What every command-line tool (mkfs.gdfs, gdfs-inspect, gdeflate) does the same way around CLI11: the
+// --version flag, parsing with --help/--version and usage errors, and reporting the error that ends a run.
+// One place, so that the three print the same messages and return the same exit codes.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <exception>
+#include <iosfwd>
+#include <string>
+
+namespace gdfs::cli {
+
+// Adds --version to `app`, printing version_line() of the app's name.
+void add_version_flag(CLI::App& app);
+
+// "TOOL: error: WHAT" and a hint to run TOOL --help, on `err`; returns 2, the usage-error exit code.
+int usage_error(const std::string& tool, const std::string& what, std::ostream& err);
+
+// Parses argv. Returns -1 when the command is to run; otherwise the exit code to end with: 0 after
+// --help or --version (printed on `out`), 2 after a usage error (printed on `err`).
+int parse(CLI::App& app, int argc, char** argv, std::ostream& out, std::ostream& err);
+
+// "TOOL: error: WHAT" on `err`; returns 1, the exit code of a run that failed.
+int report_error(const std::string& tool, const std::exception& e, std::ostream& err);
+
+// Runs `body` (returning the exit code); an exception it throws is reported and ends it with 1.
+template <class Body>
+int run(const std::string& tool, std::ostream& err, Body&& body) {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    return report_error(tool, e, err);
+  }
+}
+
+}  // namespace gdfs::cli
