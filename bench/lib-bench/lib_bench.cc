@@ -321,10 +321,8 @@ int main(int argc, char** argv) {
       o.reader.cache_size = std::strtoull(v.c_str(), nullptr, 0);
     else if (k == "--readahead")
       o.reader.readahead = std::strtoull(v.c_str(), nullptr, 0);
-    else if (k == "--decoder" && (v == "cpu" || v == "gpu" || v == "auto"))
-      o.reader.decoder = v == "cpu"   ? gdfs::DecoderChoice::kCpu
-                         : v == "gpu" ? gdfs::DecoderChoice::kGpu
-                                      : gdfs::DecoderChoice::kAuto;
+    else if (k == "--decoder" && gdfs::parse_decoder_choice(v))
+      o.reader.decoder = *gdfs::parse_decoder_choice(v);
     else
       return usage();
   }
