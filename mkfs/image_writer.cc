@@ -82,10 +82,8 @@ void check_target(const std::string& image, bool force) {
 void sync_parent_dir(const std::string& image) {
   const size_t slash = image.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : image.substr(0, slash);
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;
-  ::fsync(fd);
-  ::close(fd);
+  const UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (fd.get() >= 0) ::fsync(fd.get());
 }
 
 }  // namespace
@@ -99,27 +97,26 @@ FileId existing_file_id(const std::string& path) {
 ImageWriter::ImageWriter(std::string image, bool force) : image_(std::move(image)), force_(force) {
   check_target(image_, force_);
   temp_ = temp_template(image_);
-  fd_ = ::mkstemp(temp_.data());
-  if (fd_ < 0) throw_io("create a temporary file for", image_, errno);
+  fd_.reset(::mkstemp(temp_.data()));
+  if (fd_.get() < 0) throw_io("create a temporary file for", image_, errno);
   claim_signal_slot(temp_);
 }
 
 ImageWriter::~ImageWriter() {
-  if (fd_ >= 0) ::close(fd_);
   if (!committed_) ::unlink(temp_.c_str());
   if (slot_is_ours(temp_)) release_signal_slot();
 }
 
 FileId ImageWriter::temp_id() const {
   struct stat st {};
-  if (::fstat(fd_, &st) != 0) throw_io("access", temp_, errno);
+  if (::fstat(fd_.get(), &st) != 0) throw_io("access", temp_, errno);
   return {st.st_dev, st.st_ino};
 }
 
 void ImageWriter::write_at(uint64_t offset, const void* data, size_t n) {
   const auto* p = static_cast<const uint8_t*>(data);
   while (n > 0) {
-    const ssize_t w = ::pwrite(fd_, p, n, static_cast<off_t>(offset));
+    const ssize_t w = ::pwrite(fd_.get(), p, n, static_cast<off_t>(offset));
     if (w < 0 && errno == EINTR) continue;
     if (w < 0) throw_io("write", temp_, errno);
     p += w, n -= static_cast<size_t>(w), offset += static_cast<uint64_t>(w);
@@ -129,7 +126,7 @@ void ImageWriter::write_at(uint64_t offset, const void* data, size_t n) {
 void ImageWriter::read_at(uint64_t offset, void* data, size_t n) const {
   auto* p = static_cast<uint8_t*>(data);
   while (n > 0) {
-    const ssize_t r = ::pread(fd_, p, n, static_cast<off_t>(offset));
+    const ssize_t r = ::pread(fd_.get(), p, n, static_cast<off_t>(offset));
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) throw_io("read back", temp_, errno);
     if (r == 0)
@@ -146,10 +143,10 @@ void ImageWriter::commit(format::Superblock sb, std::span<const uint8_t> meta) {
   sb.sb_checksum = checksum64(head.data(), offsetof(format::Superblock, sb_checksum));
   std::memcpy(head.data(), &sb, sizeof sb);
   write_at(0, head.data(), head.size());
-  if (::ftruncate(fd_, static_cast<off_t>(sb.image_size)) != 0) throw_io("resize", temp_, errno);
-  if (::fchmod(fd_, 0644) != 0) throw_io("set the mode of", temp_, errno);
-  if (::fsync(fd_) != 0) throw_io("sync", temp_, errno);
-  if (::close(std::exchange(fd_, -1)) != 0) throw_io("write", temp_, errno);
+  if (::ftruncate(fd_.get(), static_cast<off_t>(sb.image_size)) != 0) throw_io("resize", temp_, errno);
+  if (::fchmod(fd_.get(), 0644) != 0) throw_io("set the mode of", temp_, errno);
+  if (::fsync(fd_.get()) != 0) throw_io("sync", temp_, errno);
+  if (::close(fd_.release()) != 0) throw_io("write", temp_, errno);  // a deferred write can fail here
   // Without --force, RENAME_NOREPLACE closes the window between the existence check and the rename.
   int r = force_ ? ::rename(temp_.c_str(), image_.c_str())
                  : ::renameat2(AT_FDCWD, temp_.c_str(), AT_FDCWD, image_.c_str(), RENAME_NOREPLACE);

@@ -8,6 +8,8 @@
 #include <span>
 #include <string>
 
+#include "gdfs/unique_fd.h"
+
 #include "gdfs/format.h"
 #include "scan.h"
 
@@ -37,7 +39,7 @@ class ImageWriter {
   std::string image_;
   std::string temp_;
   bool force_;
-  int fd_ = -1;
+  UniqueFd fd_;
   bool committed_ = false;
 };
 

@@ -15,15 +15,13 @@
 
 namespace gdfs::mkfs {
 
-int open_source(const Options& o, const ScanNode& n, uint64_t& size_now) {
+UniqueFd open_source(const Options& o, const ScanNode& n, uint64_t& size_now) {
   if (const int error = source_fault(SourceOp::kOpen, n.path)) throw_entry_io("open", n.path, error);
-  const int fd = ::open(full_path(o, n.path).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) throw_entry_io("open", n.path, errno);
+  UniqueFd fd(::open(full_path(o, n.path).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY));
+  if (fd.get() < 0) throw_entry_io("open", n.path, errno);
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_dev != n.dev || st.st_ino != n.ino) {
-    ::close(fd);
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_dev != n.dev || st.st_ino != n.ino)
     throw EntryError(quote_path(n.path) + " was replaced while mkfs.gdfs was running");
-  }
   size_now = static_cast<uint64_t>(st.st_size);
   return fd;
 }

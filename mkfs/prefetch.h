@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "gdfs/unique_fd.h"
 #include "options.h"
 #include "scan.h"
 
@@ -19,7 +20,7 @@ namespace gdfs::mkfs {
 
 // Opens a regular file of the tree for reading, checking that it is still the file the scan saw, and
 // sets `size_now` to its size at this point. Throws EntryError if it cannot be opened or was replaced.
-int open_source(const Options& o, const ScanNode& n, uint64_t& size_now);
+UniqueFd open_source(const Options& o, const ScanNode& n, uint64_t& size_now);
 // Reads up to `n` bytes at `off` and returns how many it read: fewer only where the file ends, that is
 // when it shrank since the scan. Throws EntryError on a read error.
 size_t read_upto(int fd, uint64_t off, uint8_t* p, size_t n, const ScanNode& node);

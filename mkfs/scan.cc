@@ -14,6 +14,7 @@
 
 #include "diag.h"
 #include "gdfs/format.h"
+#include "gdfs/unique_fd.h"
 #include "progress.h"
 #include "source_hook.h"
 #include "text.h"
@@ -220,12 +221,10 @@ class Scanner {
       case S_IFREG: {
         // Open now so that an unreadable file is skipped before it gets an inode, not after. Its xattrs
         // are read through the descriptor: no second lookup of the path.
-        const int fd = ::openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0) return diag_.skip_entry(io_message("open", n.path, errno)), false;
+        const UniqueFd fd(::openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY));
+        if (fd.get() < 0) return diag_.skip_entry(io_message("open", n.path, errno)), false;
         n.size = static_cast<uint64_t>(st.st_size);
-        const bool ok = read_xattrs(XattrSource{path, fd}, n);
-        ::close(fd);
-        return ok;
+        return read_xattrs(XattrSource{path, fd.get()}, n);
       }
       case S_IFLNK:
         if (!read_link(path, n.target))

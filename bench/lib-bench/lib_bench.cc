@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "gdfs/reader.h"
+#include "gdfs/unique_fd.h"
 
 namespace {
 
@@ -165,9 +166,8 @@ class MountBackend final : public Backend {
 void verify(const Options& o, const File& f, uint64_t off, const uint8_t* got, size_t n) {
   if (o.verify.empty()) return;
   std::vector<uint8_t> want(n);
-  const int fd = ::open((o.verify + f.rel).c_str(), O_RDONLY | O_CLOEXEC);
-  const ssize_t r = fd >= 0 ? ::pread(fd, want.data(), n, static_cast<off_t>(off)) : -1;
-  if (fd >= 0) ::close(fd);
+  const gdfs::UniqueFd fd(::open((o.verify + f.rel).c_str(), O_RDONLY | O_CLOEXEC));
+  const ssize_t r = fd.get() >= 0 ? ::pread(fd.get(), want.data(), n, static_cast<off_t>(off)) : -1;
   if (r != static_cast<ssize_t>(n) || std::memcmp(want.data(), got, n) != 0)
     throw std::runtime_error("wrong bytes: " + f.rel + " at " + std::to_string(off));
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "gdfs/unique_fd.h"
 #include "restore.h"
 #include "util.h"
 #include "walk.h"
@@ -28,33 +29,26 @@ class DirStack {
  public:
   static constexpr size_t kMaxOpen = 64;
 
-  ~DirStack() {
-    for (int fd : fds_)
-      if (fd >= 0) ::close(fd);
-  }
   void push(int fd) {
-    fds_.push_back(fd);
-    if (fds_.size() > kMaxOpen) {
-      int& old = fds_[fds_.size() - 1 - kMaxOpen];
-      if (old >= 0) ::close(old), old = -1;
-    }
+    fds_.emplace_back(fd);
+    if (fds_.size() > kMaxOpen) fds_[fds_.size() - 1 - kMaxOpen].reset();
   }
-  int top() const { return fds_.back(); }
-  // Removes the innermost directory and hands back its descriptor (the caller closes it), first making
-  // sure its parent is open again; when that fails, `error` holds errno (else 0).
-  int pop(int& error) {
-    const int fd = fds_.back();
+  int top() const { return fds_.back().get(); }
+  // Removes the innermost directory and hands back its descriptor, first making sure its parent is open
+  // again; when that fails, `error` holds errno (else 0).
+  UniqueFd pop(int& error) {
+    UniqueFd fd(fds_.back().release());
     fds_.pop_back();
     error = 0;
-    if (!fds_.empty() && fds_.back() < 0 && fd >= 0) {
-      fds_.back() = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      if (fds_.back() < 0) error = errno;
+    if (!fds_.empty() && fds_.back().get() < 0 && fd.get() >= 0) {
+      fds_.back().reset(openat(fd.get(), "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+      if (fds_.back().get() < 0) error = errno;
     }
     return fd;
   }
 
  private:
-  std::vector<int> fds_;  // -1 while closed
+  std::vector<UniqueFd> fds_;  // -1 while closed
 };
 
 void extract_tree(const Image& img, uint32_t start, int root_fd, Restorer& r) {
@@ -75,11 +69,10 @@ void extract_tree(const Image& img, uint32_t start, int root_fd, Restorer& r) {
   };
   auto leave = [&](uint32_t dir, const std::string& path) {
     int error = 0;
-    const int fd = dirs.pop(error);
+    const UniqueFd fd = dirs.pop(error);
     if (error != 0) r.fail(path, "cannot reopen the parent directory", error);
-    if (fd < 0) return;  // its own reopening failed and was reported
-    r.finish_dir(fd, dir, path);
-    ::close(fd);
+    if (fd.get() < 0) return;  // its own reopening failed and was reported
+    r.finish_dir(fd.get(), dir, path);
   };
   walk(img, start, "", enter, leave);
 }
@@ -116,11 +109,8 @@ int open_target(const std::string& dir) {
 int extract(const Options& o, std::ostream& out, std::ostream& err) {
   auto img = Image::open(o.image);
   const uint32_t ino = resolve_path(*img, o.path);
-  const int root_fd = open_target(o.dir);
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{root_fd};
+  const UniqueFd root(open_target(o.dir));
+  const int root_fd = root.get();
   Restorer r(*img, err, root_fd, o.dir);
   try {
     if (img->type(ino) == format::kTypeDir) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "decode/decode_device.h"
+#include "gdfs/unique_fd.h"
 
 namespace gdfs::engine {
 namespace {
@@ -103,23 +104,21 @@ bool probe_cuda_decode_device(std::string& why) {
     why = std::string("pipe: ") + std::strerror(errno);
     return false;
   }
+  UniqueFd read_end(fds[0]), write_end(fds[1]);
   const pid_t pid = fork();
   if (pid < 0) {
     why = std::string("fork: ") + std::strerror(errno);
-    close(fds[0]);
-    close(fds[1]);
     return false;
   }
   if (pid == 0) {
-    close(fds[0]);
+    read_end.reset();
     std::string reason;
     const bool ok = make_cuda_decode_device(reason) != nullptr;
-    write_all(fds[1], reason);
+    write_all(write_end.get(), reason);
     _exit(ok ? 0 : 1);  // no exit handlers or stdio flushes: those belong to the parent
   }
-  close(fds[1]);
-  why = read_all(fds[0]);
-  close(fds[0]);
+  write_end.reset();  // the child's copy is the only writer: read_all sees end of file when it exits
+  why = read_all(read_end.get());
   if (exit_status(pid) == 0) return true;
   if (why.empty()) why = "the GPU probe process failed";
   return false;

@@ -14,6 +14,7 @@
 
 #include "gdfs/checksum.h"
 #include "gdfs/source.h"
+#include "gdfs/unique_fd.h"
 
 namespace gdfs::remote {
 namespace {
@@ -97,11 +98,11 @@ DiskCache::DiskCache(const std::string& dir, uint64_t capacity, const std::strin
   const std::string about = root_ + "/" + obj_dir_ + "/object";
   if (::access(about.c_str(), F_OK) != 0) {
     const std::string tmp = about + ".tmp-" + std::to_string(getpid());
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd >= 0) {
+    UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (fd.get() >= 0) {
       const std::string text = identity + "\nblock size " + std::to_string(block_size) + "\n";
-      const bool ok = write_all(fd, reinterpret_cast<const uint8_t*>(text.data()), text.size());
-      ::close(fd);
+      const bool ok = write_all(fd.get(), reinterpret_cast<const uint8_t*>(text.data()), text.size());
+      fd.reset();
       if (!ok || ::rename(tmp.c_str(), about.c_str()) != 0) ::unlink(tmp.c_str());
     }
   }
@@ -141,7 +142,8 @@ bool DiskCache::get(uint64_t index, uint8_t* dst) {
   const uint32_t len = block_length(index);
   const std::string rel = block_path(index);
   const std::string path = root_ + "/" + rel;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  UniqueFd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  const int fd = file.get();
   if (fd < 0) {
     counters_.misses.fetch_add(1, std::memory_order_relaxed);
     if (errno != ENOENT) forget(rel);
@@ -156,7 +158,7 @@ bool DiskCache::get(uint64_t index, uint8_t* dst) {
          h.index == index && h.block_size == block_size_ && h.length == len;
   good = good && pread_all(fd, dst, len, kHeaderSize) && checksum64(dst, len) == h.data_check;
   if (good) futimens(fd, nullptr);  // the use, for every process's LRU
-  ::close(fd);
+  file.reset();
   if (!good) {
     // Torn by a crash, damaged on disk, or not ours: never used; fetched again and rewritten.
     ::unlink(path.c_str());
@@ -186,13 +188,15 @@ void DiskCache::put(uint64_t index, const uint8_t* data) {
   const std::string dir = root_ + "/" + obj_dir_;
   const std::string tmp = dir + "/.tmp-" + std::to_string(getpid()) + "-" +
                           std::to_string(tmp_seq_.fetch_add(1, std::memory_order_relaxed));
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0 && errno == ENOENT && make_dir(dir))  // the folder was removed under us: make it again
-    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  bool ok = fd >= 0;
-  ok = ok && write_all(fd, reinterpret_cast<const uint8_t*>(&h), sizeof h) && write_all(fd, data, len);
+  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  if (fd.get() < 0 && errno == ENOENT && make_dir(dir))  // the folder was removed under us: make it again
+    fd.reset(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  bool ok = fd.get() >= 0;
+  ok = ok && write_all(fd.get(), reinterpret_cast<const uint8_t*>(&h), sizeof h) &&
+       write_all(fd.get(), data, len);
   const int err = errno;
-  if (fd >= 0) ok = ::close(fd) == 0 && ok;
+  // close()'s own result counts: a write the file system deferred can fail there.
+  if (fd.get() >= 0) ok = ::close(fd.release()) == 0 && ok;
   ok = ok && ::rename(tmp.c_str(), (root_ + "/" + rel).c_str()) == 0;
   if (!ok) {
     ::unlink(tmp.c_str());
