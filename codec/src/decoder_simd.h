@@ -14,6 +14,7 @@
 //                                drops `total` bits from the lo:hi pairs and gives the lanes in m one
 //                                word each from `words`, in lane order
 //   store_low_bytes(lo, dst)     the low byte of all 32 lanes to dst[0..32)
+//   copy_match(dst, dist, len)   an owed match's copy, exact length (the bytes after it may be final)
 //   Round, lookup_round, place, bad_distance, commit, match_lanes
 //                                one data round: see data_rounds()
 //
@@ -26,7 +27,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 
 #include "decoder_rounds.h"
 
