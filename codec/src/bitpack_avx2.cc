@@ -32,20 +32,14 @@
 
 #include "bitpack_block.h"
 
-namespace gdfs::bitpack {
-
-bool avx2_bitpack_usable() {
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2");
-#else
-  return false;
-#endif
-}
-
 #if defined(__x86_64__)
 #define GDFS_AVX2 __attribute__((target("avx2")))
+// For the per-block steps: the page loop has a copy per metadata width, and a call in it costs a
+// VZEROUPPER and spills the registers.
+#define GDFS_AVX2_INLINE __attribute__((target("avx2"), always_inline)) inline
+#define GDFS_SIMD GDFS_AVX2
 
+namespace gdfs::bitpack {
 namespace {
 
 using Table = std::array<uint8_t, 32>;
@@ -197,7 +191,7 @@ GDFS_AVX2 inline void join32(__m256i lo, __m256i hi, __m256i* v) {
 
 // Magnitudes of one block -> v (output registers in sample order, 32 bytes each), signs not applied.
 template <unsigned S, unsigned NB>
-GDFS_AVX2 void magnitudes(const uint8_t* planes, unsigned rate, __m256i* v) {
+GDFS_AVX2_INLINE void magnitudes(const uint8_t* planes, unsigned rate, __m256i* v) {
   if constexpr (NB == 2) {
     const __m256i lo = pair_bytes(planes, rate < 16 ? rate : 16, planes);
     if constexpr (S == 2) {
@@ -252,7 +246,7 @@ GDFS_AVX2 inline __m256i sign_bytes(const uint8_t* p) {
 // Sign-magnitude to two's complement. VPSIGN negates a lane whose control is negative and keeps one
 // whose control is positive, so each sample's sign bit is moved to the top of a nonzero control.
 template <unsigned S, unsigned NB>
-GDFS_AVX2 void apply_signs(const uint8_t* p, __m256i* v) {
+GDFS_AVX2_INLINE void apply_signs(const uint8_t* p, __m256i* v) {
   constexpr unsigned kRegs = NB * S / 4;
   if constexpr (S == 2) {
     const __m256i bits = sign_bytes<NB>(p), one = constant(kT.one16);
@@ -307,7 +301,7 @@ GDFS_AVX2 void lane_picks(const int (&from)[8], __m256i& idx, __m256i& keep) {
 }
 
 template <unsigned S>
-GDFS_AVX2 Scan make_scan(unsigned stride) {
+GDFS_AVX2 Scan make_scan(unsigned stride, unsigned /*block*/) {
   Scan s;
   int from[8];
   for (unsigned j = 0, d = stride; j < Scan::kSteps; ++j, d *= 2) {
@@ -326,7 +320,7 @@ GDFS_AVX2 Scan make_scan(unsigned stride) {
 }
 
 // int16: `regs` registers of two chunks each. Lane 0 of register r is chunk 2r, lane 1 chunk 2r + 1.
-GDFS_AVX2 void undo_difference16(__m256i* v, unsigned regs, const Scan& s) {
+GDFS_AVX2_INLINE void undo_difference16(__m256i* v, unsigned regs, const Scan& s) {
   __m256i prev = _mm256_setzero_si256();
   for (unsigned r = 0; r < regs; ++r) {
     __m256i x = v[r];
@@ -345,7 +339,7 @@ GDFS_AVX2 void undo_difference16(__m256i* v, unsigned regs, const Scan& s) {
 GDFS_AVX2 inline __m256i pick32(__m256i x, __m256i idx, __m256i keep) {
   return _mm256_and_si256(_mm256_permutevar8x32_epi32(x, idx), keep);
 }
-GDFS_AVX2 void undo_difference32(__m256i* v, unsigned regs, const Scan& s) {
+GDFS_AVX2_INLINE void undo_difference32(__m256i* v, unsigned regs, const Scan& s) {
   for (unsigned r = 0; r < regs; ++r) {
     __m256i x = v[r];
     for (unsigned i = 0; i < Scan::kSteps; ++i) x = _mm256_add_epi32(x, pick32(x, s.step[i], s.step_keep[i]));
@@ -394,13 +388,12 @@ GDFS_AVX2 inline void blend_outliers(const uint8_t* src, unsigned k, unsigned ou
   }
 }
 
-// One whole block; `outliers`: outlier_count() of the page's stride and block size.
+// One whole block; `outliers`: outlier_count() of the page's stride and block size, 0 when k == 0.
 template <class U, unsigned NB>
-GDFS_AVX2 inline void block(const uint8_t* src, unsigned rate, unsigned k, unsigned stride, unsigned outliers,
+GDFS_AVX2_INLINE void block(const uint8_t* src, unsigned rate, unsigned k, unsigned outliers, unsigned stride,
                             const Scan& scan, uint8_t* out) {
   constexpr unsigned S = sizeof(U), kRegs = NB * S / 4;  // output registers: 8 * NB samples
   __m256i v[kRegs];
-  if (!k) outliers = 0;
   if (rate) {
     const uint8_t* p = src + k * outliers;
     magnitudes<S, NB>(p + NB, rate, v);
@@ -423,38 +416,9 @@ GDFS_AVX2 inline void block(const uint8_t* src, unsigned rate, unsigned k, unsig
   for (unsigned o = 0; o < kRegs; ++o) _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 32 * o), v[o]);
 }
 
-template <class U, unsigned NB>
-GDFS_AVX2 void page(const uint8_t* in, const Geometry& g, const Params& p, uint8_t* out) {
-  constexpr unsigned kBlock = 8 * NB;
-  const unsigned stride = p.stride, each = g.meta_each;  // locals: the stores to `out` could alias g and p
-  const Scan scan = make_scan<sizeof(U)>(stride);
-  const unsigned outliers = outlier_count(stride, kBlock);
-  const size_t whole = whole_blocks(g, kBlock);
-  const uint8_t* src = in + g.meta();
-  for (size_t i = 0; i < whole; ++i) {
-    const unsigned rate = in[i * each];
-    const unsigned k = each == 2 ? outlier_bytes(in[i * 2 + 1]) : 0;
-    block<U, NB>(src, rate, k, stride, outliers, scan, out + i * kBlock * sizeof(U));
-    src += k * outliers + (rate + (rate != 0)) * NB;  // planes_cost() of a whole block
-  }
-  finish_page<U>(in, g, p, whole, src, out);
-}
-
+#include "bitpack_simd.h"  // the page loops, on the block() and make_scan() above
 }  // namespace
 
-template <class U>
-void decode_page_avx2(const uint8_t* in, const Geometry& g, const Params& p, uint8_t* out) {
-  with_plane_bytes(p.block, [&]<unsigned NB>() { page<U, NB>(in, g, p, out); });
-}
-
-#else  // not x86-64: never called, avx2_bitpack_usable() is false
-
-template <class U>
-void decode_page_avx2(const uint8_t*, const Geometry&, const Params&, uint8_t*) {}
-
-#endif
-
-template void decode_page_avx2<uint16_t>(const uint8_t*, const Geometry&, const Params&, uint8_t*);
-template void decode_page_avx2<uint32_t>(const uint8_t*, const Geometry&, const Params&, uint8_t*);
-
+const SimdPages kAvx2Pages{simd_page<uint16_t>, simd_page<uint32_t>};
 }  // namespace gdfs::bitpack
+#endif

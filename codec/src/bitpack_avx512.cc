@@ -26,25 +26,14 @@
 
 #include "bitpack_block.h"
 
-namespace gdfs::bitpack {
-
-bool avx512_bitpack_usable() {
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("gfni") &&
-         __builtin_cpu_supports("bmi2");
-#else
-  return false;
-#endif
-}
-
 #if defined(__x86_64__)
 #define GDFS_AVX512 __attribute__((target("avx512f,avx512bw,avx512vbmi,gfni,bmi2")))
 // For the per-block helpers: a call in the block loop costs a VZEROUPPER and spills the registers.
 #define GDFS_AVX512_INLINE \
   __attribute__((target("avx512f,avx512bw,avx512vbmi,gfni,bmi2"), always_inline)) inline
+#define GDFS_SIMD GDFS_AVX512
 
+namespace gdfs::bitpack {
 namespace {
 
 using Table = std::array<uint8_t, 64>;
@@ -274,46 +263,9 @@ GDFS_AVX512_INLINE void block(const uint8_t* src, unsigned rate, unsigned k, uns
   }
 }
 
-// kMeta: metadata bytes per block (1: plain, 2: outlier mode). The page's fields are copied to locals:
-// the output is bytes, which the compiler must assume could alias them.
-template <class U, unsigned NB, unsigned kMeta>
-GDFS_AVX512 void page(const uint8_t* in, const Geometry& g, const Params& p, uint8_t* out) {
-  constexpr unsigned kBlock = 8 * NB;
-  const unsigned stride = p.stride, n_out = outlier_count(stride, kBlock);
-  const size_t whole = whole_blocks(g, kBlock);
-  const Scan scan = make_scan<sizeof(U)>(stride, kBlock);
-  const uint8_t* src = in + g.blocks * kMeta;
-  for (size_t i = 0; i < whole; ++i) {
-    const unsigned rate = in[i * kMeta], sel = kMeta == 2 ? in[i * 2 + 1] : 0;
-    const unsigned k = (sel & kSelOutlier) * (((sel >> 1) & 3) + 1);  // outlier_bytes(), without a branch
-    const unsigned outliers = k ? n_out : 0;
-    block<U, NB>(src, rate, k, outliers, stride, scan, out + i * kBlock * sizeof(U));
-    src += k * outliers + (rate + (rate != 0)) * NB;  // planes_cost(), without a branch
-  }
-  finish_page<U>(in, g, p, whole, src, out);
-}
-
-template <class U, unsigned NB>
-void page(const uint8_t* in, const Geometry& g, const Params& p, uint8_t* out) {
-  if (g.meta_each == 2) return page<U, NB, 2>(in, g, p, out);
-  return page<U, NB, 1>(in, g, p, out);
-}
-
+#include "bitpack_simd.h"  // the page loops, on the block() and make_scan() above
 }  // namespace
 
-template <class U>
-void decode_page_avx512(const uint8_t* in, const Geometry& g, const Params& p, uint8_t* out) {
-  with_plane_bytes(p.block, [&]<unsigned NB>() { page<U, NB>(in, g, p, out); });
-}
-
-#else  // not x86-64: never called, avx512_bitpack_usable() is false
-
-template <class U>
-void decode_page_avx512(const uint8_t*, const Geometry&, const Params&, uint8_t*) {}
-
-#endif
-
-template void decode_page_avx512<uint16_t>(const uint8_t*, const Geometry&, const Params&, uint8_t*);
-template void decode_page_avx512<uint32_t>(const uint8_t*, const Geometry&, const Params&, uint8_t*);
-
+const SimdPages kAvx512Pages{simd_page<uint16_t>, simd_page<uint32_t>};
 }  // namespace gdfs::bitpack
+#endif

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "bitpack_layout.h"
+#include "cpu.h"
 
 namespace gdfs::bitpack {
 
@@ -46,13 +47,23 @@ template <class U>
 void finish_page(const uint8_t* in, const Geometry& g, const Params& p, size_t whole, const uint8_t* src,
                  uint8_t* out);
 
-// Every block of a page whose metadata was checked, with a vector_block() size: AVX-512 F, BW, VBMI and
-// GFNI (bitpack_avx512.cc), or AVX2 (bitpack_avx2.cc).
-bool avx512_bitpack_usable();
-template <class U>
-void decode_page_avx512(const uint8_t* in, const Geometry& g, const Params& p, uint8_t* out);
-bool avx2_bitpack_usable();
-template <class U>
-void decode_page_avx2(const uint8_t* in, const Geometry& g, const Params& p, uint8_t* out);
+// The vector page loops of one instruction set (bitpack_simd.h): every block of a page whose metadata
+// was checked, with a vector_block() size.
+struct SimdPages {
+  using Page = void (*)(const uint8_t* in, const Geometry& g, const Params& p, uint8_t* out);
+  Page int16, int32;
+  template <class U>
+  Page page() const {
+    return sizeof(U) == 2 ? int16 : int32;
+  }
+};
+
+#if defined(__x86_64__)
+extern const SimdPages kAvx512Pages;  // AVX-512 F, BW, VBMI and GFNI: only where avx512_bitpack_usable()
+extern const SimdPages kAvx2Pages;    // only where avx2_bitpack_usable()
+#else
+// Never used: off x86-64 the cpu.h checks are false.
+inline constexpr SimdPages kAvx512Pages{}, kAvx2Pages{};
+#endif
 
 }  // namespace gdfs::bitpack

@@ -147,11 +147,7 @@ Status decode(const uint8_t* in, size_t in_size, const Params& p, uint8_t* out, 
   const Geometry g = geometry(out_size, p);
   if (!metadata_ok<U>(in, g, p, in_size)) return Status::kBadData;
   if (path != DecodePath::kPortable && vector_block(p.block)) {
-    if (path == DecodePath::kAvx512) {
-      decode_page_avx512<U>(in, g, p, out);
-    } else {
-      decode_page_avx2<U>(in, g, p, out);
-    }
+    (path == DecodePath::kAvx512 ? kAvx512Pages : kAvx2Pages).page<U>()(in, g, p, out);
     return Status::kOk;
   }
   const uint8_t* src = in + g.meta();

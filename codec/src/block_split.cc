@@ -6,8 +6,8 @@
 namespace gdfs::gdeflate {
 namespace {
 
-// f * log2(f), from a table for the small counts most histogram entries hold: std::log2 per entry was
-// a visible share of level 1's time. The table holds the very values the call gives, so block
+// f * log2(f), from a table for the small counts most histogram entries hold: std::log2 per entry would
+// be a visible share of level 1's time. The table holds the very values the call gives, so block
 // boundaries do not move.
 double f_log2_f(uint32_t f) {
   static constexpr uint32_t kTable = 1024;
@@ -114,11 +114,11 @@ class BlockMerger {
 SplitParams split_params_for_level(int level) {
   if (level <= 3) return {16384, false};
   // Levels 4-7: every split at 8 KiB boundaries, priced by the entropy estimate (36 candidate blocks per
-  // page rather than 8): 0.2% smaller at level 7 on Linux and Go sources, for ~2% of its time.
+  // page rather than 8): a little smaller output for a small share of these levels' time.
   if (level <= 7) return {8192, false, level >= 4};
   // Levels 10-12 try every split at 4 KiB segment boundaries (the near-optimal parser prices each block
-  // with its own model, so a better split also steers the parse): 0.1-0.2% smaller on Go and Linux
-  // sources and Go binaries than the greedy merge, for 136 instead of 16 candidate blocks per page.
+  // with its own model, so a better split also steers the parse): smaller output than the greedy merge,
+  // for 136 instead of 16 candidate blocks per page, which only the slowest levels can afford.
   return {4096, true, level >= 10};
 }
 

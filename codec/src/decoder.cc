@@ -24,18 +24,6 @@ uint32_t extra_value(uint32_t e, uint64_t bits) {
   return static_cast<uint32_t>(bits >> entry_codelen(e)) & ((1u << entry_extra(e)) - 1);
 }
 
-// Overlapping LZ77 copy inside the output page; the caller has bounds-checked both ranges.
-void lz_copy(uint8_t* dst, uint32_t dist, uint32_t len) {
-  const uint8_t* src = dst - dist;
-  if (dist >= len) {
-    std::memcpy(dst, src, len);
-  } else if (dist == 1) {
-    std::memset(dst, *src, len);
-  } else {
-    for (uint32_t i = 0; i < len; ++i) dst[i] = src[i];
-  }
-}
-
 constexpr size_t kTablesSize = kLitlenTableSize + kDistTableSize;
 
 }  // namespace
@@ -46,13 +34,18 @@ struct Decompressor::Impl {
   std::array<uint32_t, kPrecodeTableSize> precode;
   std::array<uint8_t, kMaxPageBytes + kOutputSlack> scratch;  // SIMD output, with room for wide stores
   DecodePath path;
+  const SimdRounds* simd;  // the path's SIMD loops; null on the scalar path
 
-  explicit Impl(DecodePath p) : path(pick_path(p)) { build_fixed_tables(); }
+  explicit Impl(DecodePath p) : path(pick_path(p)), simd(simd_rounds(path)) { build_fixed_tables(); }
   static DecodePath pick_path(DecodePath want) {
     if ((want == DecodePath::kAuto || want == DecodePath::kAvx512) && avx512_usable())
       return DecodePath::kAvx512;
     if (want != DecodePath::kScalar && avx2_usable()) return DecodePath::kAvx2;
     return DecodePath::kScalar;
+  }
+  static const SimdRounds* simd_rounds(DecodePath p) {
+    if (p == DecodePath::kAvx512) return &kAvx512Rounds;
+    return p == DecodePath::kAvx2 ? &kAvx2Rounds : nullptr;
   }
   void build_fixed_tables();
   Status decode(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_size);
@@ -79,8 +72,7 @@ Status Decompressor::Impl::stored_block(LaneReader& r, Output& o) {
   if (len > o.size - o.pos) return Status::kSizeMismatch;
   uint32_t remaining = len;
   // Whole rounds, so the rest starts again at lane 0.
-  if (path == DecodePath::kAvx512) avx512_stored(r, o, remaining);
-  if (path == DecodePath::kAvx2) avx2_stored(r, o, remaining);
+  if (simd) simd->stored(r, o, remaining);
   for (uint32_t k = 0; k < remaining; ++k) {
     const unsigned lane = k & 31;
     o.data[o.pos++] = static_cast<uint8_t>(r.buf[lane]);
@@ -147,7 +139,7 @@ Status finish_match(LaneReader& r, Output& o, OwedMatches& m, const uint32_t* dt
   const uint32_t dist = entry_value(e) + extra_value(e, bits);
   r.consume(lane, entry_codelen(e) + entry_extra(e));
   if (dist > m.pos[lane]) return Status::kBadData;  // reaches before the page start
-  lz_copy(o.data + m.pos[lane], dist, m.len[lane]);
+  copy_match(o.data + m.pos[lane], dist, m.len[lane]);
   return Status::kOk;
 }
 
@@ -194,8 +186,7 @@ Status Decompressor::Impl::huffman_block(LaneReader& r, Output& o, const uint32_
   OwedMatches m;
   bool eob = false;
   while (!eob) {
-    if (path == DecodePath::kAvx512) avx512_rounds(r, o, m, tables);
-    if (path == DecodePath::kAvx2) avx2_rounds(r, o, m, tables);
+    if (simd) simd->rounds(r, o, m, tables);
     if (Status s = scalar_round(r, o, m, tables, eob); s != Status::kOk) return s;
   }
   // Lanes before the end-of-block lane that decoded a length in its round get one more round.

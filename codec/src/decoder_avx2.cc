@@ -5,7 +5,8 @@
 // by comparing against lane bits.
 //
 // As on AVX-512, a round is committed only when it is ordinary; all else is left to the scalar code,
-// so every path gives the same bytes and status.
+// so every path gives the same bytes and status. The loops are decoder_simd.h's, shared with AVX-512;
+// this file holds the AVX2 way of each step (the Avx2 traits).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -18,20 +19,12 @@
 #include "decode_table.h"
 #include "decoder_rounds.h"
 
-namespace gdfs::gdeflate {
-
-bool avx2_usable() {
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt");
-#else
-  return false;
-#endif
-}
-
 #if defined(__x86_64__)
 #define GDFS_AVX2 __attribute__((target("avx2,bmi,bmi2,popcnt")))
+#define GDFS_SIMD GDFS_AVX2
+#include "decoder_simd.h"
 
+namespace gdfs::gdeflate {
 namespace {
 
 // kExpand[m][j]: for refill mask m, the index of the loaded word that lane j receives.
@@ -67,209 +60,130 @@ GDFS_AVX2 inline __m256i prefix_sum8(__m256i x) {
   return _mm256_add_epi32(x, low_total);
 }
 
-// Exact-length copy (the bytes after dst+len may already be final).
-GDFS_AVX2 inline void copy_match(uint8_t* dst, uint32_t dist, uint32_t len) {
-  const uint8_t* src = dst - dist;
-  if (dist >= len) {
-    std::memcpy(dst, src, len);
-    return;
+// The traits of decoder_simd.h: 8 lanes a register, lane bit sets as the low 8 bits of a uint32_t.
+struct Avx2 {
+  using Vec = __m256i;
+  using Mask = uint32_t;
+  static constexpr unsigned kWidth = 8;
+
+  GDFS_AVX2 static Vec load(const uint32_t* p) { return _mm256_load_si256(reinterpret_cast<const Vec*>(p)); }
+  GDFS_AVX2 static void store(uint32_t* p, Vec v) { _mm256_store_si256(reinterpret_cast<Vec*>(p), v); }
+  GDFS_AVX2 static Vec set1(uint32_t x) { return gdeflate::set1(x); }
+  GDFS_AVX2 static Vec sub(Vec a, Vec b) { return _mm256_sub_epi32(a, b); }
+  // Counts are at most 64, so the signed compare is exact.
+  GDFS_AVX2 static Mask below32(Vec v) { return mask_to_bits(_mm256_cmpgt_epi32(set1(32), v)); }
+  GDFS_AVX2 static unsigned count(Mask m) { return static_cast<unsigned>(__builtin_popcount(m)); }
+
+  GDFS_AVX2 static void refill(Vec& lo, Vec& hi, Vec& cnt, Vec total, Vec newcnt, Mask m,
+                               const uint8_t* words) {
+    const Vec k32 = set1(32);
+    lo = _mm256_or_si256(_mm256_srlv_epi32(lo, total), _mm256_sllv_epi32(hi, _mm256_sub_epi32(k32, total)));
+    hi = _mm256_srlv_epi32(hi, total);
+    // Load exactly count(m) words (masked: nothing past them is touched), then spread them to their lanes.
+    const Vec first_k = bits_to_mask((1u << count(m)) - 1);
+    const Vec loaded = _mm256_maskload_epi32(reinterpret_cast<const int*>(words), first_k);
+    const Vec idx = _mm256_load_si256(reinterpret_cast<const Vec*>(kExpand[m].data()));
+    const Vec w = _mm256_and_si256(_mm256_permutevar8x32_epi32(loaded, idx), bits_to_mask(m));
+    lo = _mm256_or_si256(lo, _mm256_sllv_epi32(w, newcnt));
+    hi = _mm256_or_si256(hi, _mm256_srlv_epi32(w, _mm256_sub_epi32(k32, newcnt)));
+    cnt = _mm256_add_epi32(newcnt, _mm256_and_si256(bits_to_mask(m), k32));
   }
-  uint32_t i = 0;
-  if (dist >= 8) {
-    for (; i + 8 <= len; i += 8) {
-      uint64_t v;
-      std::memcpy(&v, src + i, 8);
-      std::memcpy(dst + i, &v, 8);
+
+  // Packs the low byte of every lane; the packs interleave 128-bit halves, which VPERMD undoes.
+  GDFS_AVX2 static void store_low_bytes(const Vec* lo, uint8_t* dst) {
+    const Vec byte = set1(0xFF);
+    const Vec order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    const Vec p01 = _mm256_packus_epi32(_mm256_and_si256(lo[0], byte), _mm256_and_si256(lo[1], byte));
+    const Vec p23 = _mm256_packus_epi32(_mm256_and_si256(lo[2], byte), _mm256_and_si256(lo[3], byte));
+    _mm256_storeu_si256(reinterpret_cast<Vec*>(dst),
+                        _mm256_permutevar8x32_epi32(_mm256_packus_epi16(p01, p23), order));
+  }
+
+  GDFS_AVX2 static void copy_match(uint8_t* dst, uint32_t dist, uint32_t len) {
+    gdeflate::copy_match(dst, dist, len);
+  }
+
+  struct Round {
+    Vec val[4], total[4], outlen[4], pos[4];
+    uint32_t lit, len;  // lane bit masks over all 32 lanes
+  };
+
+  // Looks up every lane's symbol. False if any lane hit end-of-block or an invalid code.
+  GDFS_AVX2 static bool lookup_round(const Vec* lo, uint32_t pending, const uint32_t* tables, Round& rd) {
+    rd.lit = rd.len = 0;
+    const int* t = reinterpret_cast<const int*>(tables);
+    for (int g = 0; g < 4; ++g) {
+      const uint32_t pg = (pending >> (8 * g)) & 0xFF;
+      const Vec pm = bits_to_mask(pg);
+      const Vec tb = _mm256_blendv_epi8(set1(kLitlenTableBits), set1(kDistTableBits), pm);
+      const Vec base = _mm256_and_si256(pm, set1(kDistTableOffset));
+      Vec e = _mm256_i32gather_epi32(t, _mm256_add_epi32(low_bits(lo[g], tb), base), 4);
+      const Vec sub = _mm256_cmpeq_epi32(_mm256_and_si256(e, set1(kEntrySub)), set1(kEntrySub));
+      if (!_mm256_testz_si256(sub, sub)) {
+        const Vec sb = _mm256_and_si256(_mm256_srli_epi32(e, 5), set1(31));
+        const Vec idx2 = _mm256_add_epi32(_mm256_add_epi32(base, _mm256_srli_epi32(e, 16)),
+                                          low_bits(_mm256_srlv_epi32(lo[g], tb), sb));
+        e = _mm256_mask_i32gather_epi32(e, t, idx2, sub, 4);
+      }
+      if (!_mm256_testz_si256(e, set1(kEntryEob | kEntryBad))) return false;
+      const Vec cl = _mm256_and_si256(e, set1(31));
+      const Vec nx = _mm256_and_si256(_mm256_srli_epi32(e, 5), set1(31));
+      rd.val[g] = _mm256_add_epi32(_mm256_srli_epi32(e, 16), low_bits(_mm256_srlv_epi32(lo[g], cl), nx));
+      rd.total[g] = _mm256_add_epi32(cl, nx);
+      const Vec lit = _mm256_cmpeq_epi32(_mm256_and_si256(e, set1(kEntryLiteral)), set1(kEntryLiteral));
+      const uint32_t litg = mask_to_bits(lit), leng = ~litg & ~pg & 0xFF;
+      rd.lit |= litg << (8 * g);
+      rd.len |= leng << (8 * g);
+      rd.outlen[g] =
+          _mm256_or_si256(_mm256_and_si256(bits_to_mask(leng), rd.val[g]), _mm256_and_si256(lit, set1(1)));
     }
-  } else if (dist == 1) {
-    std::memset(dst, *src, len);
-    return;
+    return true;
   }
-  for (; i < len; ++i) dst[i] = src[i];
-}
 
-struct Lanes {
-  __m256i lo[4], hi[4], cnt[4];
-};
-
-GDFS_AVX2 inline void load_lanes(const LaneReader& r, Lanes& v) {
-  alignas(32) uint32_t lo[32], hi[32], cnt[32];
-  for (unsigned l = 0; l < 32; ++l) {
-    lo[l] = static_cast<uint32_t>(r.buf[l]);
-    hi[l] = static_cast<uint32_t>(r.buf[l] >> 32);
-    cnt[l] = r.cnt[l];
-  }
-  for (int g = 0; g < 4; ++g) {
-    v.lo[g] = _mm256_load_si256(reinterpret_cast<const __m256i*>(lo + 8 * g));
-    v.hi[g] = _mm256_load_si256(reinterpret_cast<const __m256i*>(hi + 8 * g));
-    v.cnt[g] = _mm256_load_si256(reinterpret_cast<const __m256i*>(cnt + 8 * g));
-  }
-}
-
-GDFS_AVX2 inline void store_lanes(const Lanes& v, LaneReader& r) {
-  alignas(32) uint32_t lo[32], hi[32], cnt[32];
-  for (int g = 0; g < 4; ++g) {
-    _mm256_store_si256(reinterpret_cast<__m256i*>(lo + 8 * g), v.lo[g]);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(hi + 8 * g), v.hi[g]);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(cnt + 8 * g), v.cnt[g]);
-  }
-  for (unsigned l = 0; l < 32; ++l) {
-    r.buf[l] = lo[l] | (uint64_t{hi[l]} << 32);
-    r.cnt[l] = cnt[l];
-  }
-}
-
-// Consumes total[g] bits per lane, then refills the lanes left under 32 bits from in[next...], in
-// lane order. The caller has checked that the words exist.
-GDFS_AVX2 inline void consume_refill(Lanes& v, const __m256i* total, const __m256i* newcnt,
-                                     const uint32_t* refill, const uint8_t* in, size_t& next) {
-  const __m256i k32 = set1(32);
-  for (int g = 0; g < 4; ++g) {
-    v.lo[g] = _mm256_or_si256(_mm256_srlv_epi32(v.lo[g], total[g]),
-                              _mm256_sllv_epi32(v.hi[g], _mm256_sub_epi32(k32, total[g])));
-    v.hi[g] = _mm256_srlv_epi32(v.hi[g], total[g]);
-    const unsigned k = static_cast<unsigned>(__builtin_popcount(refill[g]));
-    // Load exactly k words (masked: nothing past them is touched), then spread them to their lanes.
-    const __m256i first_k = bits_to_mask((1u << k) - 1);
-    const __m256i loaded = _mm256_maskload_epi32(reinterpret_cast<const int*>(in + 4 * next), first_k);
-    const __m256i idx = _mm256_load_si256(reinterpret_cast<const __m256i*>(kExpand[refill[g]].data()));
-    const __m256i w = _mm256_and_si256(_mm256_permutevar8x32_epi32(loaded, idx), bits_to_mask(refill[g]));
-    next += k;
-    v.lo[g] = _mm256_or_si256(v.lo[g], _mm256_sllv_epi32(w, newcnt[g]));
-    v.hi[g] = _mm256_or_si256(v.hi[g], _mm256_srlv_epi32(w, _mm256_sub_epi32(k32, newcnt[g])));
-    v.cnt[g] = _mm256_add_epi32(newcnt[g], _mm256_and_si256(bits_to_mask(refill[g]), k32));
-  }
-}
-
-struct Round {
-  __m256i val[4], total[4], outlen[4];
-  uint32_t lit, len;  // lane bit masks over all 32 lanes
-};
-
-// Looks up every lane's symbol. False if any lane hit end-of-block or an invalid code.
-GDFS_AVX2 inline bool lookup_round(const __m256i* lo, uint32_t pending, const uint32_t* tables, Round& rd) {
-  rd.lit = rd.len = 0;
-  const int* t = reinterpret_cast<const int*>(tables);
-  for (int g = 0; g < 4; ++g) {
-    const uint32_t pg = (pending >> (8 * g)) & 0xFF;
-    const __m256i pm = bits_to_mask(pg);
-    const __m256i tb = _mm256_blendv_epi8(set1(kLitlenTableBits), set1(kDistTableBits), pm);
-    const __m256i base = _mm256_and_si256(pm, set1(kDistTableOffset));
-    __m256i e = _mm256_i32gather_epi32(t, _mm256_add_epi32(low_bits(lo[g], tb), base), 4);
-    const __m256i sub = _mm256_cmpeq_epi32(_mm256_and_si256(e, set1(kEntrySub)), set1(kEntrySub));
-    if (!_mm256_testz_si256(sub, sub)) {
-      const __m256i sb = _mm256_and_si256(_mm256_srli_epi32(e, 5), set1(31));
-      const __m256i idx2 = _mm256_add_epi32(_mm256_add_epi32(base, _mm256_srli_epi32(e, 16)),
-                                            low_bits(_mm256_srlv_epi32(lo[g], tb), sb));
-      e = _mm256_mask_i32gather_epi32(e, t, idx2, sub, 4);
-    }
-    if (!_mm256_testz_si256(e, set1(kEntryEob | kEntryBad))) return false;
-    const __m256i cl = _mm256_and_si256(e, set1(31));
-    const __m256i nx = _mm256_and_si256(_mm256_srli_epi32(e, 5), set1(31));
-    rd.val[g] = _mm256_add_epi32(_mm256_srli_epi32(e, 16), low_bits(_mm256_srlv_epi32(lo[g], cl), nx));
-    rd.total[g] = _mm256_add_epi32(cl, nx);
-    const __m256i lit = _mm256_cmpeq_epi32(_mm256_and_si256(e, set1(kEntryLiteral)), set1(kEntryLiteral));
-    const uint32_t litg = mask_to_bits(lit), leng = ~litg & ~pg & 0xFF;
-    rd.lit |= litg << (8 * g);
-    rd.len |= leng << (8 * g);
-    rd.outlen[g] =
-        _mm256_or_si256(_mm256_and_si256(bits_to_mask(leng), rd.val[g]), _mm256_and_si256(lit, set1(1)));
-  }
-  return true;
-}
-
-}  // namespace
-
-GDFS_AVX2 void avx2_rounds(LaneReader& r, Output& o, OwedMatches& m, const uint32_t* tables) {
-  alignas(32) uint32_t val_s[32], pos_s[32];
-  Lanes v;
-  load_lanes(r, v);
-  size_t next = r.next, opos = o.pos;
-  uint32_t pending = m.pending;
-  Round rd;
-  while (lookup_round(v.lo, pending, tables, rd)) {
-    // Output positions: an exclusive prefix sum of the output lengths across the 32 lanes.
-    __m256i pos[4];
+  // Output positions: an exclusive prefix sum of the output lengths across the 32 lanes.
+  GDFS_AVX2 static uint32_t place(Round& rd, size_t opos) {
     uint32_t sum = 0;
     for (int g = 0; g < 4; ++g) {
-      const __m256i incl = prefix_sum8(rd.outlen[g]);
-      pos[g] =
+      const Vec incl = prefix_sum8(rd.outlen[g]);
+      rd.pos[g] =
           _mm256_add_epi32(_mm256_sub_epi32(incl, rd.outlen[g]), set1(static_cast<uint32_t>(opos) + sum));
       sum += static_cast<uint32_t>(_mm256_extract_epi32(incl, 7));
     }
-    if (sum > o.size - opos) break;
-    uint32_t bad_dist = 0, refill[4], nref = 0;
-    __m256i newcnt[4];
-    for (int g = 0; g < 4; ++g) {
-      const __m256i mpos = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(m.pos.data() + 8 * g));
-      // Values are below 2^17, so the signed compare is exact.
-      bad_dist |= mask_to_bits(_mm256_cmpgt_epi32(rd.val[g], mpos)) & (pending >> (8 * g)) & 0xFF;
-      newcnt[g] = _mm256_sub_epi32(v.cnt[g], rd.total[g]);
-      refill[g] = mask_to_bits(_mm256_cmpgt_epi32(set1(32), newcnt[g]));
-      nref += static_cast<uint32_t>(__builtin_popcount(refill[g]));
-    }
-    if (bad_dist || next + nref > r.nwords) break;
+    return sum;
+  }
 
-    // Commit: owed copies in lane order, then literals and new reservations.
+  GDFS_AVX2 static bool bad_distance(const Round& rd, uint32_t pending, const OwedMatches& m) {
+    uint32_t bad = 0;
     for (int g = 0; g < 4; ++g) {
-      _mm256_store_si256(reinterpret_cast<__m256i*>(val_s + 8 * g), rd.val[g]);
-      _mm256_store_si256(reinterpret_cast<__m256i*>(pos_s + 8 * g), pos[g]);
+      const Vec mpos = _mm256_loadu_si256(reinterpret_cast<const Vec*>(m.pos.data() + 8 * g));
+      // Values are below 2^17, so the signed compare is exact.
+      bad |= mask_to_bits(_mm256_cmpgt_epi32(rd.val[g], mpos)) & (pending >> (8 * g)) & 0xFF;
     }
-    for (uint32_t b = pending; b; b &= b - 1) {
-      const unsigned l = static_cast<unsigned>(__builtin_ctz(b));
-      copy_match(o.data + m.pos[l], val_s[l], m.len[l]);
+    return bad != 0;
+  }
+
+  // Owed copies in lane order, then literals and new reservations.
+  GDFS_AVX2 static void commit(const Round& rd, uint32_t pending, size_t, Output& o, OwedMatches& m) {
+    alignas(32) uint32_t val_s[32], pos_s[32];
+    for (int g = 0; g < 4; ++g) {
+      _mm256_store_si256(reinterpret_cast<Vec*>(val_s + 8 * g), rd.val[g]);
+      _mm256_store_si256(reinterpret_cast<Vec*>(pos_s + 8 * g), rd.pos[g]);
     }
-    for (uint32_t b = rd.lit; b; b &= b - 1) {
-      const unsigned l = static_cast<unsigned>(__builtin_ctz(b));
-      o.data[pos_s[l]] = static_cast<uint8_t>(val_s[l]);
-    }
+    copy_owed<Avx2>(o, m, pending, val_s);
+    put_literals(o, rd.lit, pos_s, val_s);
     for (uint32_t b = rd.len; b; b &= b - 1) {
       const unsigned l = static_cast<unsigned>(__builtin_ctz(b));
       m.pos[l] = pos_s[l];
       m.len[l] = val_s[l];
     }
-    pending = rd.len;
-    opos += sum;
-    consume_refill(v, rd.total, newcnt, refill, r.in, next);
   }
-  store_lanes(v, r);
-  r.next = next;
-  m.pending = pending;
-  o.pos = opos;
-}
 
-// Stored-block body: 32 consecutive output bytes per round.
-GDFS_AVX2 void avx2_stored(LaneReader& r, Output& o, uint32_t& remaining) {
-  Lanes v;
-  load_lanes(r, v);
-  const __m256i k8 = set1(8), k32 = set1(32), byte = set1(0xFF);
-  const __m256i total[4] = {k8, k8, k8, k8};
-  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-  size_t next = r.next;
-  while (remaining >= 32) {
-    uint32_t refill[4], nref = 0;
-    __m256i newcnt[4];
-    for (int g = 0; g < 4; ++g) {
-      newcnt[g] = _mm256_sub_epi32(v.cnt[g], k8);
-      refill[g] = mask_to_bits(_mm256_cmpgt_epi32(k32, newcnt[g]));
-      nref += static_cast<uint32_t>(__builtin_popcount(refill[g]));
-    }
-    if (next + nref > r.nwords) break;
-    // Pack the low byte of every lane; the packs interleave 128-bit halves, which VPERMD undoes.
-    const __m256i p01 = _mm256_packus_epi32(_mm256_and_si256(v.lo[0], byte), _mm256_and_si256(v.lo[1], byte));
-    const __m256i p23 = _mm256_packus_epi32(_mm256_and_si256(v.lo[2], byte), _mm256_and_si256(v.lo[3], byte));
-    const __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(p01, p23), order);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(o.data + o.pos), bytes);
-    o.pos += 32;
-    remaining -= 32;
-    consume_refill(v, total, newcnt, refill, r.in, next);
-  }
-  store_lanes(v, r);
-  r.next = next;
-}
-#else
-void avx2_rounds(LaneReader&, Output&, OwedMatches&, const uint32_t*) {}
-void avx2_stored(LaneReader&, Output&, uint32_t&) {}
-#endif
+  static uint32_t match_lanes(const Round& rd) { return rd.len; }
+};
+
+}  // namespace
+
+const SimdRounds kAvx2Rounds{data_rounds<Avx2>, stored_rounds<Avx2>};
 
 }  // namespace gdfs::gdeflate
+#endif

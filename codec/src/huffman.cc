@@ -8,7 +8,7 @@ namespace gdfs::gdeflate {
 namespace {
 
 // A leaf as one sort key: frequency above the symbol, so plain integer order is (freq, sym) order and
-// sorting needs no comparator (the struct-and-lambda sort was a visible share of level 1's time).
+// sorting needs no comparator (a sort of structs by a lambda is a visible share of level 1's time).
 using LeafKey = uint64_t;
 constexpr unsigned kSymBits = 9;  // n <= 288
 inline uint32_t leaf_freq(LeafKey k) {
@@ -21,8 +21,8 @@ inline unsigned leaf_sym(LeafKey k) {
 // Depth of every leaf in an optimal (unlimited) Huffman tree, by the two-queue method: the leaves
 // are sorted, and internal nodes are created in non-decreasing weight order, so both queues stay sorted.
 //
-// Scratch arrays are left uninitialised: every entry read was written first, and zeroing ~9 KiB per
-// code was a visible share of level 1's time (a page builds several codes).
+// Scratch arrays are left uninitialised: every entry read is written first, and zeroing ~9 KiB per
+// code would be a visible share of level 1's time (a page builds several codes).
 void optimal_depths(const LeafKey* leaves, unsigned n, unsigned* depth) {
   std::array<uint64_t, 2 * 288> weight;
   std::array<uint16_t, 2 * 288> parent;

@@ -1,10 +1,7 @@
 // Greedy parsers: level 1 (one-entry hash table) and levels 2-4 (hash chains).
 #include <algorithm>
 
-#include "hash_chain.h"
-#include "lz_util.h"
-#include "parsers.h"
-#include "token_writers.h"
+#include "chain_parser.h"
 
 namespace gdfs::gdeflate::lz {
 namespace {
@@ -49,8 +46,8 @@ class FastestParser final : public WriterParser<FastestParser> {
       out.match(pos, len, pos - cand);
       // Index the covered bytes too: repeats inside the match are what the next matches need most.
       // Inside a long match only its first and last kEdge bytes: the middle of a long repeat mostly
-      // pushes useful older positions out of the two-entry buckets (on pages.bin skipping it makes the
-      // output slightly smaller), and in runs every insert hits the same bucket, one after another.
+      // pushes useful older positions out of the two-entry buckets, and in runs every insert hits the
+      // same bucket, one after another.
       const uint32_t end = min_u32(pos + len, limit);
       const bool long_match = end - pos > kLongMatch;  // not len: near the page end, end < pos + len
       const uint32_t skip_from = long_match ? pos + kEdge : end, skip_to = long_match ? end - kEdge : end;
@@ -67,26 +64,19 @@ class FastestParser final : public WriterParser<FastestParser> {
 
   // Per bucket, one uint32: the newest position in the low half, the one before it above. Read and
   // written whole: two 16-bit stores followed by a 32-bit load of the same bucket (a run revisits its
-  // bucket at once) defeat store-to-load forwarding, which cost about an eighth of the parse.
+  // bucket at once) would defeat store-to-load forwarding.
   std::vector<uint32_t> table_;
 };
 
-// Levels 2-4: take the longest match at each position, searching `depth` chain entries.
-class GreedyParser final : public WriterParser<GreedyParser> {
- public:
-  explicit GreedyParser(const ChainParams& p) : p_(p) {}
-
- private:
-  friend class WriterParser;
+// Levels 2-4: take the longest match at each position, searching `depth` chain entries. One entry a
+// chain link (HashChainMF<false>): these levels insert much and walk little.
+struct GreedyLoop {
   template <class Out>
-  void run(const uint8_t* in, size_t n, Out& out) {
-    mf_.reset();
-    const uint32_t n32 = static_cast<uint32_t>(n);
-    const uint32_t limit = n >= 4 ? n32 - 3 : 0;
-    const ChainParams p = p_;
+  static uint32_t scan(const uint8_t* in, uint32_t n32, uint32_t limit, const ChainParams p,
+                       HashChainMF<false>& mf, Out& out) {
     uint32_t pos = 0;
     while (pos < limit) {
-      Match m = mf_.find(in, pos, min_u32(n32 - pos, kMaxMatch), p.depth, p.nice, p.max_dist3);
+      Match m = mf.find(in, pos, min_u32(n32 - pos, kMaxMatch), p.depth, p.nice, p.max_dist3);
       if (m.dist == 0) {
         out.literal(pos, in[pos]);
         ++pos;
@@ -98,10 +88,10 @@ class GreedyParser final : public WriterParser<GreedyParser> {
       if (m.len < p.peek && pos + 1 < limit) {
         const uint32_t max_len = min_u32(n32 - pos - 1, kMaxMatch);
         const Match next = m.len < max_len
-                               ? mf_.find(in, pos + 1, max_len, p.depth, p.nice, p.max_dist3, m.len - 1)
+                               ? mf.find(in, pos + 1, max_len, p.depth, p.nice, p.max_dist3, m.len - 1)
                                : Match{0, 0};
         next_insert = pos + 2;
-        if (m.len >= max_len) mf_.insert(in, pos + 1);
+        if (m.len >= max_len) mf.insert(in, pos + 1);
         if (next.dist != 0 && score(next) - score(m) > 2) {
           out.literal(pos, in[pos]);
           ++pos;
@@ -109,16 +99,11 @@ class GreedyParser final : public WriterParser<GreedyParser> {
         }
       }
       out.match(pos, m.len, m.dist);
-      const uint32_t end = min_u32(pos + m.len, limit);
-      mf_.insert_range(in, next_insert, end);
+      mf.insert_range(in, next_insert, min_u32(pos + m.len, limit));
       pos += m.len;
     }
-    for (; pos < n32; ++pos) out.literal(pos, in[pos]);
-    out.finish(n32);
+    return pos;
   }
-
-  ChainParams p_;
-  HashChainMF<false> mf_;
 };
 
 }  // namespace
@@ -128,7 +113,7 @@ std::unique_ptr<Parser> make_fastest_parser() {
 }
 
 std::unique_ptr<Parser> make_greedy_parser(const ChainParams& p) {
-  return std::make_unique<GreedyParser>(p);
+  return std::make_unique<ChainParser<GreedyLoop, false>>(p);
 }
 
 }  // namespace gdfs::gdeflate::lz

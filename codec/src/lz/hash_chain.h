@@ -8,24 +8,22 @@
 // With kPairs (the lazy levels) each position's link holds the next two chain entries, not one. A walk
 // is a chain of dependent loads, each mostly an L2 access (the links span 256 KiB); with two entries a
 // load it waits on half as many, and the second entry's bytes are compared while the next link loads.
-// The walk visits the same entries in the same order (same output); level 6 ran ~7% faster on shared
-// libraries (~5 entries a search), 0.88x -> 0.94x of libdeflate's speed in per-page minimum times. The
-// price is a second dependent load per insertion (the displaced entry's own link): the greedy levels,
-// which insert much and walk little (depth 6-16), ran ~9% slower with it at level 2 on shared libraries
-// and keep one entry a link. Level 6 pays it where nearly everything is a long match: magic.mgc stayed
-// at 1.00-1.03x of libdeflate's speed (1.05x before) while shared libraries gained 10-20% (with the
-// level's retuning: bench/results/2026-11-23-codec-l6-tuning-vm.txt).
+// The walk visits the same entries in the same order, so the output does not depend on it. The price is
+// a second dependent load per insertion (the displaced entry's own link), which pays where searches walk
+// far (the lazy levels) and not where they insert much and walk little (the greedy levels, depth 6-16),
+// which keep one entry a link.
 //
-// Heads use 17 hash bits (256 KiB) although a page has at most 64 Ki positions: with 16, a chain held
-// more entries of other 4-byte strings, each a wasted step; 17 made levels 2-7 1-7% faster on shared
-// libraries, output within 0.02% (18 gained nothing more for clearing twice the table per page).
+// Heads use 17 hash bits (256 KiB) although a page has at most 64 Ki positions: with 16, a chain holds
+// more entries of other 4-byte strings, each a wasted step; more than 17 would only add to the table
+// cleared every page.
 //
 // A separate one-entry table on 3-byte hashes supplies length-3 matches, which the 4-byte chains cannot
 // see; they only pay off at short distances, so the caller gives a distance limit (0 = off). It is updated
 // at every position, the bytes a match covers included: its candidate is then the nearest one, which is
-// what makes a 3-byte match cheaper than three literals. Updating it only at searched positions was ~4%
-// faster at level 6 but left 0.2-0.4% of the output size on every corpus we tried (pages.bin, Go and
-// Linux sources).
+// what makes a 3-byte match cheaper than three literals. (Updating it only at searched positions would be
+// faster, but would give up those near candidates and some of the output size with them.)
+//
+// The measurements behind these choices: bench/results/2026-11-25-lz-tuning-history.md.
 #pragma once
 
 #include <algorithm>
@@ -74,8 +72,7 @@ class HashChainMF {
   // Adds every position in [from, to) (to + 3 <= n): the bytes a match covers, the ones a search skipped.
   // In a run of one hash (a run of one byte value) each insertion would wait for the last one's stores
   // to be read back (the bucket's head, then its link); the last insertion's values are reused from
-  // registers instead. Same chains; level 6 on magic.mgc (records padded with zeros) went from 0.84x to
-  // 1.02x of libdeflate's speed, ~1% faster on shared libraries.
+  // registers instead, which builds the same chains. Data padded with zeros is full of such runs.
   void insert_range(const uint8_t* in, uint32_t from, uint32_t to) {
     uint32_t last_h = ~0u, last_link = 0;
     for (uint32_t pos = from; pos < to; ++pos) {
@@ -105,8 +102,7 @@ class HashChainMF {
   // kByScore: a longer match found farther down the chain replaces the best one only when score() rates
   // it higher, i.e. its extra bytes outweigh its costlier distance (a 5-byte match 30 KiB back loses to a
   // 4-byte one 100 bytes back). Chains run newest first, so distances only grow along the walk and a
-  // match of equal length never wins. In the lazy parsers this made level 6 output 0.25-0.3% smaller on
-  // Go and Linux sources and ~0.1% on pages.bin and Go binaries, at no measurable cost in speed.
+  // match of equal length never wins.
   template <bool kByScore = false>
   Match find(const uint8_t* in, uint32_t pos, uint32_t max_len, unsigned depth, uint32_t nice,
              uint32_t max_dist3, uint32_t min_len = 0) {
@@ -160,7 +156,7 @@ class HashChainMF {
  private:
   // Adds the nearest length-3 match to a search's result: in place of no match (when min_len < 3 lets
   // one count), and with kByScore also in place of a 4-byte match that score() rates lower (one far
-  // back); that made level 6 output ~0.05-0.1% smaller on Go and Linux sources.
+  // back): a near 3-byte match codes in fewer bits than a far 4-byte one.
   template <bool kByScore>
   static Match with_len3(const uint8_t* in, uint32_t pos, Match best, uint32_t cand3, uint32_t max_dist3,
                          uint32_t min_len) {

@@ -1,38 +1,23 @@
 // Lazy parsers (levels 5-7): before taking the match at pos, look one (lazy2: two) bytes ahead and emit
 // a literal instead when the later match is clearly better.
-#include "hash_chain.h"
-#include "lz_util.h"
-#include "parsers.h"
-#include "token_writers.h"
+#include "chain_parser.h"
 
 namespace gdfs::gdeflate::lz {
 namespace {
 
 // Skipping searches in long literal runs: after kSkipAfter searches in a row found nothing, each
 // further miss also passes over min(1 + (misses - kSkipAfter) / kSkipGrowth, kSkipMax) bytes without
-// searching them. Incompressible stretches (about a quarter of pages.bin) then cost mostly hash
-// insertions: level 6 on pages.bin went from 0.75 to ~0.96 of libdeflate's speed for 0.03% more output
-// there (none on Go and Linux sources, 0.01% on Go binaries). The skipped bytes must stay indexed:
-// leaving them out was faster still (~1.04) but lost every match into them, which made a TZif file (a
-// run of unique timestamps, then repeats) 15% larger. kSkipMax bounds how late a repeat after random
-// bytes is found; a larger one gained no speed.
+// searching them, so incompressible stretches cost mostly hash insertions. The skipped bytes stay
+// indexed: data that repeats what came after random bytes (a run of unique values, then the same values
+// again) must still find its matches. kSkipMax bounds how late such a repeat is found.
 constexpr uint32_t kSkipAfter = 64, kSkipGrowth = 16, kSkipMax = 8;
 
-class LazyParser final : public WriterParser<LazyParser> {
- public:
-  explicit LazyParser(const ChainParams& p) : p_(p) {}
-
- private:
-  friend class WriterParser;
+// Two entries a chain link (HashChainMF<true>): look-aheads make these levels walk much more than they
+// insert.
+struct LazyLoop {
   template <class Out>
-  void run(const uint8_t* in, size_t n, Out& out) {
-    mf_.reset();
-    // Everything the loop touches lives in locals: token and count stores are uint32 stores, which the
-    // compiler would otherwise have to assume may overwrite uint32 members, forcing reloads.
-    const uint32_t n32 = static_cast<uint32_t>(n);
-    const uint32_t limit = n >= 4 ? n32 - 3 : 0;
-    const ChainParams p = p_;
-    HashChainMF<true>& mf = mf_;
+  static uint32_t scan(const uint8_t* in, uint32_t n32, uint32_t limit, const ChainParams p,
+                       HashChainMF<true>& mf, Out& out) {
     uint32_t next_insert = 0;
     // Searches at pos (pos < limit), first indexing the positions skipped since the last search. The loop
     // below never searches a position twice (a rejected look-ahead's match is never revisited, and a
@@ -101,18 +86,14 @@ class LazyParser final : public WriterParser<LazyParser> {
       }
       pos += cur.len;
     }
-    for (; pos < n32; ++pos) out.literal(pos, in[pos]);
-    out.finish(n32);
+    return pos;
   }
-
-  ChainParams p_;
-  HashChainMF<true> mf_;
 };
 
 }  // namespace
 
 std::unique_ptr<Parser> make_lazy_parser(const ChainParams& p) {
-  return std::make_unique<LazyParser>(p);
+  return std::make_unique<ChainParser<LazyLoop, true>>(p);
 }
 
 }  // namespace gdfs::gdeflate::lz

@@ -80,8 +80,7 @@ class NearOptimalParser final : public Parser {
 
   // One cost model per block that the previous path would be split into: a page often joins files (or
   // parts of one) whose statistics differ, and each block gets Huffman codes of its own. The greedy
-  // walk's blocks mislead more than they help, so its model covers the whole page (per block, level
-  // 8's single pass came out 0.1% larger on Go and Linux sources).
+  // walk's blocks mislead more than they help (it is no real parse), so its model covers the whole page.
   void fit_models(size_t count, uint32_t n, bool per_block) {
     if (syms_.size() < count) syms_.resize(count);
     if (per_block) {

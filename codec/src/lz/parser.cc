@@ -1,6 +1,7 @@
 // Level table: which parser family and search effort each compression level uses.
 #include "parser.h"
 
+#include <iterator>
 #include <stdexcept>
 
 #include "parsers.h"
@@ -16,50 +17,86 @@ std::unique_ptr<Parser> make_chain_parser(const ChainParams& p) {
 }
 }  // namespace lz
 
+namespace {
+
+enum class Family {
+  kStored,       // level 0: never reaches a parser
+  kFastest,      // level 1: one two-entry hash table, no chains (greedy.cc)
+  kGreedy,       // levels 2-4: longest match over hash chains (greedy.cc)
+  kLazy,         // levels 5-7: look ahead before taking a match (lazy.cc)
+  kNearOptimal,  // levels 8-12: binary trees and minimum-cost paths (near_optimal.cc)
+};
+
+// One level's parser and effort. The families and the way effort grows with the level follow
+// libdeflate's split; a field a family does not use is 0. The measurements behind the values are in
+// bench/results/2026-11-25-lz-tuning-history.md.
+struct LevelParams {
+  Family family = Family::kStored;
+  // Chain entries (greedy, lazy) or tree nodes (near-optimal) examined per search: the main effort
+  // knob, so it grows with the level. Level 6 searches deeper than level 5 but looks ahead less
+  // (ahead_depth), which suits binaries, where the first search finds most of what there is.
+  unsigned depth = 0;
+  // A match this long ends the search (near-optimal: and is taken as it is). The lazy levels stop later
+  // than libdeflate's, since source text is full of long repeats that a longer match keeps covering.
+  uint32_t nice = 0;
+  // Greedy, lazy: length-3 matches farther back than this cost more than three literals. Level 2 allows
+  // the farthest: its one-byte peek (below) turns many of them into longer matches a byte later.
+  uint32_t max_dist3 = 0;
+  // Lazy: how many bytes ahead a match is challenged before it is taken: 1, or 2 at level 7 (lazy2).
+  unsigned lazy_steps = 0;
+  // Lazy: past a match this long, a look-ahead searches only depth / 4 entries (zlib's good_length): a
+  // longer match is then unlikely. Lowest at level 6, where binaries' matches of 4 bytes or more rarely
+  // have a better one a byte later.
+  uint32_t good = 0;
+  // Greedy: a match shorter than this is checked against the next byte's match (a 3-byte match cut from
+  // a word's start). Short matches only: most matched bytes sit in long matches, so it costs little.
+  uint32_t peek = 0;
+  // Lazy: entries a look-ahead searches past a match shorter than `good`. A look-ahead only has to beat
+  // the match in hand, so it may search less than the first search (level 6); levels 5 and 7 search
+  // as deep, as their first searches are shallow (5) or their output matters more than speed (7).
+  unsigned ahead_depth = 0;
+  // Near-optimal: minimum-cost passes, each under a cost model fitted to the previous path's own
+  // statistics. Later passes refine less, so they are spent only where speed matters least.
+  unsigned passes = 0;
+};
+
+using enum Family;
+// One row a level, the row's index; the columns are LevelParams' fields in order.
+// clang-format off
+constexpr LevelParams kLevels[] = {
+    // family       depth   nice   max_dist3   lazy_steps   good   peek   ahead_depth  passes     level
+    {kStored,           0,     0,          0,           0,     0,     0,            0,      0},  //  0
+    {kFastest,          0,     0,          0,           0,     0,     0,            0,      0},  //  1
+    {kGreedy,           6,    12,       4096,           0,     0,     6,            0,      0},  //  2
+    {kGreedy,          12,    20,       1024,           0,     0,     8,            0,      0},  //  3
+    {kGreedy,          16,    32,       1024,           0,     0,     8,            0,      0},  //  4
+    {kLazy,            20,    64,       1024,           1,     8,     0,           20,      0},  //  5
+    {kLazy,            48,    96,       2048,           1,     4,     0,           16,      0},  //  6
+    {kLazy,           100,   130,       2048,           2,    12,     0,          100,      0},  //  7
+    {kNearOptimal,     24,    48,          0,           0,     0,     0,            0,      1},  //  8
+    {kNearOptimal,     40,    80,          0,           0,     0,     0,            0,      2},  //  9
+    {kNearOptimal,     64,   128,          0,           0,     0,     0,            0,      2},  // 10
+    {kNearOptimal,    100,   192,          0,           0,     0,     0,            0,      3},  // 11
+    {kNearOptimal,    200,   258,          0,           0,     0,     0,            0,      4},  // 12
+};
+// clang-format on
+static_assert(std::size(kLevels) == 13, "one entry per level, 0..12");
+
+}  // namespace
+
 std::unique_ptr<Parser> make_parser(int level) {
-  // {depth, nice, max_dist3, lazy_steps, good, peek, ahead_depth}: effort grows with the level,
-  // following libdeflate's split. The greedy levels' one-byte peek past short matches gained 0.8-1.7% on
-  // pages.bin and on Go and Linux source pages for ~15% of their speed; it also makes 3-byte matches pay
-  // at level 2. Lazy levels stop at longer matches than libdeflate's (nice 64 / 96 at levels 5 / 6):
-  // source text is full of long repeats (level 5: +1% on Go sources, +0.1% on pages.bin, ~1% slower).
-  //
-  // Level 7 as retuned on 2026-11-23 (exact sizes vs libdeflate 1.14, 64 KiB pages; single-thread CPU
-  // time on Go and Linux sources and Go binaries, AMD EPYC VM): depth 64 -> 100, good 16 -> 12: output
-  // -0.14% on Linux and Go sources, -0.18% on Go binaries, time about as before.
-  //
-  // Level 6 as retuned later that day, for binaries (x86 code and data tables: shared libraries of
-  // FFmpeg, Qt, GTK, SQLite, libxml2 and espeak's data, where it ran at 0.83-0.89x libdeflate's speed
-  // and left its output 0.2-0.8% larger): a deeper first search (40 -> 48) but shallower look-aheads
-  // (16 entries past matches shorter than good, 12 past longer ones), good 6 -> 4, and no second
-  // look-ahead past 3- and 4-byte matches (level 6 alone used that option; it cost ~2% of the time on
-  // binaries for nothing there, and lazy.cc dropped it).
-  // With the chain links of hash_chain.h, level 6 went to 1.00-1.07x on those libraries, 0.82 -> 0.94x on
-  // DejaVu's fonts and 1.10-1.21x on the other tuning corpora (gdeflate bench --paired 3:
-  // bench/results/2026-11-23-codec-l6-tuning-vm.txt); the retuning's share of it, in per-page minimum
-  // times, was ~12% on the libraries for output +0.02% there, +0.10% on Go sources, +0.04% on Linux
-  // sources, -0.01% on Go binaries.
-  static constexpr lz::ChainParams kChain[] = {
-      {6, 12, 4096, 0, 0, 6, 0},        // 2
-      {12, 20, 1024, 0, 0, 8, 0},       // 3
-      {16, 32, 1024, 0, 0, 8, 0},       // 4
-      {20, 64, 1024, 1, 8, 0, 20},      // 5
-      {48, 96, 2048, 1, 4, 0, 16},      // 6
-      {100, 130, 2048, 2, 12, 0, 100},  // 7
-  };
-  // {depth, nice, passes}
-  static constexpr lz::OptParams kOpt[] = {
-      {24, 48, 1},    // 8
-      {40, 80, 2},    // 9
-      {64, 128, 2},   // 10
-      {100, 192, 3},  // 11
-      {200, 258, 4},  // 12
-  };
   if (level < 1 || level > 12) throw std::invalid_argument("gdeflate: parser level must be 1..12");
-  if (level == 1) return lz::make_fastest_parser();
-  if (level <= 7) return lz::make_chain_parser(kChain[level - 2]);
-  lz::OptParams opt = kOpt[level - 8];
-  opt.split = split_params_for_level(level);
-  return lz::make_near_optimal_parser(opt);
+  const LevelParams& l = kLevels[level];
+  switch (l.family) {
+    case Family::kFastest:
+      return lz::make_fastest_parser();
+    case Family::kGreedy:
+    case Family::kLazy:
+      return lz::make_chain_parser(
+          {l.depth, l.nice, l.max_dist3, l.lazy_steps, l.good, l.peek, l.ahead_depth});
+    default:
+      return lz::make_near_optimal_parser({l.depth, l.nice, l.passes, split_params_for_level(level)});
+  }
 }
 
 }  // namespace gdfs::gdeflate

@@ -39,9 +39,9 @@ class Parser {
 
   // The same parse, delivered as symbols (s[0..count), count returned) and as segments of about
   // `segment_bytes` input bytes each with their statistics, exactly as split_blocks would cut and count
-  // the tokens. Parsers that can do this while parsing (levels 1-7; at level 1 a separate pass over the
-  // tokens was a sixth of the time) override it; the others return SIZE_MAX and the caller parses to
-  // tokens.
+  // the tokens. Parsers that can do this while parsing (levels 1-7, where a separate pass over the
+  // tokens would be a large share of the time) override it; the others return SIZE_MAX and the caller
+  // parses to tokens.
   // s must hold n entries.
   virtual size_t parse_segments(const uint8_t*, size_t, size_t /*segment_bytes*/, Sym*,
                                 std::vector<BlockRange>&) {
