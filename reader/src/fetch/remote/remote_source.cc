@@ -47,6 +47,31 @@ constexpr double kAssumedRate = 100e6;
 
 using Bytes = std::vector<uint8_t>;
 
+// Consecutive units of the object (prefetch chunks, disk-cache blocks) fetched as one range.
+struct Run {
+  size_t first = 0;    // index of its first unit in the list it was planned from
+  size_t count = 0;    // units
+  uint64_t start = 0;  // byte offset in the object
+  Bytes buf;           // its bytes: `count` units of `unit` bytes, the last clipped at the object's end
+};
+
+// Runs over `units` (pairs whose .first is a unit index, sorted), at most `max_units` units each.
+template <typename Units>
+std::vector<Run> plan_runs(const Units& units, uint64_t unit, uint64_t object_size, uint64_t max_units) {
+  std::vector<Run> runs;
+  for (size_t i = 0; i < units.size(); ++i) {
+    if (!runs.empty() && units[i].first == units[i - 1].first + 1 && runs.back().count < max_units)
+      ++runs.back().count;
+    else
+      runs.push_back(Run{i, 1, 0, {}});
+  }
+  for (Run& r : runs) {
+    r.start = units[r.first].first * unit;
+    r.buf.resize(std::min(object_size, (units[r.first].first + r.count) * unit) - r.start);
+  }
+  return runs;
+}
+
 class RemoteSource final : public Source {
  public:
   RemoteSource(HttpConfig cfg, const char* kind, const SourceOptions& opt) : kind_(kind) {
@@ -157,25 +182,11 @@ class RemoteSource final : public Source {
 
    private:
     void fetch() {
-      struct Run {
-        size_t first, count;
-        Bytes buf;
-      };
-      std::vector<Run> runs;
-      for (size_t i = 0; i < claims_.size(); ++i) {
-        if (!runs.empty() && claims_[i].first == claims_[i - 1].first + 1)
-          ++runs.back().count;
-        else
-          runs.push_back(Run{i, 1, {}});
-      }
       const uint64_t cs = src_.store_->chunk_size();
+      std::vector<Run> runs = plan_runs(claims_, cs, src_.id_.size, UINT64_MAX);
       std::vector<ReadRange> ranges;
-      for (Run& run : runs) {
-        const uint64_t start = claims_[run.first].first * cs;
-        const uint64_t end = std::min(src_.id_.size, (claims_[run.first].first + run.count) * cs);
-        run.buf.resize(end - start);
-        ranges.push_back(ReadRange{start, static_cast<uint32_t>(end - start), run.buf.data(), false});
-      }
+      for (Run& run : runs)
+        ranges.push_back(ReadRange{run.start, static_cast<uint32_t>(run.buf.size()), run.buf.data(), false});
       std::vector<ReadRange*> ptrs;
       for (ReadRange& r : ranges) ptrs.push_back(&r);
       src_.fetch(ptrs);
@@ -260,25 +271,9 @@ class RemoteSource final : public Source {
       }
     }
     if (!missing.empty()) {
-      struct Run {
-        size_t first, count;
-        Bytes buf;
-      };
-      std::vector<Run> runs;
-      for (size_t i = 0; i < missing.size(); ++i) {
-        if (!runs.empty() && missing[i].first == missing[i - 1].first + 1 &&
-            (runs.back().count + 1) * bs <= kMaxRequest)
-          ++runs.back().count;
-        else
-          runs.push_back(Run{i, 1, {}});
-      }
+      std::vector<Run> runs = plan_runs(missing, bs, id_.size, kMaxRequest / bs);
       std::vector<RangeGet> gets;
-      for (Run& run : runs) {
-        const uint64_t start = missing[run.first].first * bs;
-        const uint64_t end = std::min(id_.size, (missing[run.first].first + run.count) * bs);
-        run.buf.resize(end - start);
-        gets.push_back(RangeGet{start, end - start, run.buf.data(), false});
-      }
+      for (Run& run : runs) gets.push_back(RangeGet{run.start, run.buf.size(), run.buf.data(), false});
       http_->fetch(gets);
       for (size_t r = 0; r < runs.size(); ++r) {
         for (size_t k = 0; k < runs[r].count; ++k) {
