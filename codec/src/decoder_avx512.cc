@@ -100,7 +100,7 @@ GDFS_AVX512 inline bool lookup_round(const __m512i* lo, uint32_t pending, const 
     const __m512i base = _mm512_maskz_mov_epi32(ph, _mm512_set1_epi32(kDistTableOffset));
     const __m512i idx = _mm512_add_epi32(low_bits(lo[h], tb), base);
     __m512i e = _mm512_i32gather_epi32(idx, tables, 4);
-    const __mmask16 sub = _mm512_test_epi32_mask(e, _mm512_set1_epi32(kEntrySub));
+    const __mmask16 sub = _mm512_test_epi32_mask(e, _mm512_set1_epi32(kEntryLong));
     if (sub) {
       const __m512i sb = _mm512_and_si512(_mm512_srli_epi32(e, 5), _mm512_set1_epi32(31));
       const __m512i idx2 = _mm512_add_epi32(_mm512_add_epi32(base, _mm512_srli_epi32(e, 16)),

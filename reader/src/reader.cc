@@ -163,7 +163,7 @@ uint32_t Reader::lookup(std::string_view path) const {
     if (part.empty() || part == ".") continue;
     if (img.type(ino) != format::kTypeDir)
       throw ReadError(ENOTDIR, img.name() + ": " + std::string(path) + ": not a directory on the way");
-    ino = part == ".." ? img.inode(ino).c : img.lookup(ino, part);
+    ino = part == ".." ? img.inode(ino).parent : img.lookup(ino, part);
     if (ino == 0)
       throw ReadError(ENOENT, img.name() + ": " + std::string(path) + ": no such file or directory");
   }
@@ -183,7 +183,7 @@ FileStat Reader::stat(uint32_t ino) const {
   st.size = in.size;
   st.mtime_ns = int64_t{a.mtime_sec} * 1000000000 + a.mtime_nsec;
   const uint32_t type = a.mode & format::kTypeMask;
-  if (type == format::kTypeChr || type == format::kTypeBlk) st.rdev = makedev(in.a, in.b);
+  if (type == format::kTypeChr || type == format::kTypeBlk) st.rdev = makedev(in.rdev_major, in.rdev_minor);
   return st;
 }
 

@@ -75,7 +75,7 @@ void fill_stat(const Image& img, uint32_t ino, struct stat& st) {
     allocated =
         std::min<uint64_t>(in.size, (img.logical_pages(ino) - hole_pages(img, ino)) * img.page_size());
   if (type == format::kTypeChr || type == format::kTypeBlk) {
-    st.st_rdev = makedev(in.a, in.b);
+    st.st_rdev = makedev(in.rdev_major, in.rdev_minor);
     allocated = 0;
   }
   if (type == format::kTypeLnk) allocated = 0;
@@ -168,7 +168,7 @@ void readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool
       uint32_t child;
       if (i < 2) {
         name = i == 0 ? "." : "..";
-        child = i == 0 ? dir : img.inode(dir).c;
+        child = i == 0 ? dir : img.inode(dir).parent;
       } else {
         name = img.name(ents[i - 2]);
         child = ents[i - 2].ino;

@@ -393,7 +393,7 @@ std::string path_of(const Image& image, uint32_t ino) {
   // A file's parent is not recorded: find it with one scan over the directories.
   uint32_t parent = 0;
   if (image.type(ino) == format::kTypeDir) {
-    parent = image.inode(ino).c;
+    parent = image.inode(ino).parent;
   } else {
     for (uint32_t d = 1; d <= image.inode_count() && !parent; ++d)
       if (image.type(d) == format::kTypeDir && find_in(image, d, ino)) parent = d;
@@ -405,7 +405,7 @@ std::string path_of(const Image& image, uint32_t ino) {
     if (!d) return "";
     names.push_back(image.name(*d));
     cur = parent;
-    parent = image.inode(parent).c;
+    parent = image.inode(parent).parent;
   }
   if (names.empty()) return "/";
   std::string path;
