@@ -95,7 +95,7 @@ class Builder {
     switch (n.mode & S_IFMT) {
       case S_IFREG: {
         const FileData& f = pack_.files[ino - 1];
-        in.a = f.first_page, in.b = f.tail_entry, in.c = f.tail_offset;
+        in.first_page = f.first_page, in.tail_entry = f.tail_entry, in.tail_offset = f.tail_offset;
         if (f.sparse) attr.mode |= format::kInodeSparse;
         break;
       }
@@ -103,11 +103,11 @@ class Builder {
         attr.nlink = fill_dir(node, in);
         break;
       case S_IFLNK:
-        in.a = blob_.add_raw(n.target), in.b = static_cast<uint32_t>(n.target.size());
+        in.target = blob_.add_raw(n.target), in.target_len = static_cast<uint32_t>(n.target.size());
         break;
       case S_IFCHR:
       case S_IFBLK:
-        in.a = n.rdev_major, in.b = n.rdev_minor;
+        in.rdev_major = n.rdev_major, in.rdev_minor = n.rdev_minor;
         break;
       default:
         break;
@@ -126,7 +126,7 @@ class Builder {
 
   // Fills a directory's dirents, entry range, parent and size; returns its link count.
   uint32_t fill_dir(uint32_t node, format::Inode& in) {
-    in.a = static_cast<uint32_t>(dirents_.size());
+    in.first_dirent = static_cast<uint32_t>(dirents_.size());
     uint32_t subdirs = 0;
     uint64_t size = 0;
     for_each_child(scan_, node, [&](const Child& c) {
@@ -135,8 +135,8 @@ class Builder {
       size += 8 + c.name.size();
     });
     if (dirents_.size() > UINT32_MAX - 1) throw MkfsError("too many directory entries (at most 2^32 - 2)");
-    in.b = static_cast<uint32_t>(dirents_.size() - in.a);
-    in.c = tree_.ino_of[scan_.nodes[node].parent];
+    in.dirent_count = static_cast<uint32_t>(dirents_.size() - in.first_dirent);
+    in.parent = tree_.ino_of[scan_.nodes[node].parent];
     in.size = size;
     return 2 + subdirs;
   }

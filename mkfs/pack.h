@@ -32,9 +32,9 @@ class Progress;
 
 // Where a regular file's data went: the payload of its Inode.
 struct FileData {
-  uint32_t first_page = 0;              // Inode::a
-  uint32_t tail_entry = format::kNone;  // Inode::b: the tail pack's entry
-  uint32_t tail_offset = 0;             // Inode::c
+  uint32_t first_page = 0;              // Inode::first_page
+  uint32_t tail_entry = format::kNone;  // Inode::tail_entry
+  uint32_t tail_offset = 0;             // Inode::tail_offset
   bool sparse = false;                  // has a SparseFile record
 };
 

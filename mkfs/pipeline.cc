@@ -36,9 +36,9 @@ void read_entry(const ImageWriter& image, const format::PageEntry& e, PageDecode
   if (e.codec == format::kCodecStored) return image.read_at(e.offset, out.data(), out.size());
   stored.resize(e.csize);
   image.read_at(e.offset, stored.data(), stored.size());
-  const CodecResult r =
+  const PageStatus r =
       dec.decode_codec(e.codec, e.param, stored.data(), stored.size(), out.data(), out.size());
-  if (r != CodecResult::kOk)
+  if (r != PageStatus::kOk)
     throw std::logic_error("a page just written does not decode (" + codec_name(e.codec) + ")");
 }
 

@@ -35,7 +35,7 @@ struct PageJob {
   page::CodecChoice choice = page::CodecChoice::kGDeflate;
   // Filled in by a worker:
   std::vector<uint8_t> packed;  // GDeflate or bitpack bytes (unused when stored)
-  uint8_t codec = 0;
+  format::Codec codec = format::kCodecStored;
   uint16_t param = 0;
   uint32_t ccheck = 0, ucheck = 0;
   bool done = false;

@@ -87,7 +87,7 @@ Coded code_set(const Set& s, CodecChoice choice, gd::Compressor& comp) {
 bool decode_page(const Encoded& e, const Bytes& raw, gdfs::PageDecoder& dec, uint8_t* out) {
   const bool stored = e.codec == gdfs::format::kCodecStored;  // its stored bytes are the raw ones
   const Bytes& in = stored ? raw : e.bytes;
-  return dec.decode_codec(e.codec, e.param, in.data(), in.size(), out, raw.size()) == gdfs::CodecResult::kOk;
+  return dec.decode_codec(e.codec, e.param, in.data(), in.size(), out, raw.size()) == gdfs::PageStatus::kOk;
 }
 
 // Single-thread decode speed in MB/s of decoded bytes: the best of 7 passes, each at least ~50 ms.

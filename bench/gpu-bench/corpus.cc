@@ -196,7 +196,7 @@ CpuTiming cpu_decode(const Corpus& c, uint8_t* out, unsigned threads, unsigned r
           const Page& p = c.pages[i];
           const uint8_t* in = c.enc.data() + p.enc_off;
           uint8_t* dst = out + p.out_off;
-          if (decs[t].decode_codec(p.codec, p.param, in, p.enc_size, dst, p.raw_size) != CodecResult::kOk)
+          if (decs[t].decode_codec(p.codec, p.param, in, p.enc_size, dst, p.raw_size) != PageStatus::kOk)
             ++failed;
         },
         8);

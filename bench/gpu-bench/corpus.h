@@ -23,8 +23,8 @@ struct Page {
   uint64_t out_off = 0;  // where it is decoded to in an output buffer of Corpus::out_bytes
   uint32_t raw_size = 0;
   uint32_t enc_size = 0;  // == raw_size for stored pages
-  uint8_t codec = 0;      // format::Codec: 1 stored, 2 GDeflate, 3 bitpack
-  uint16_t param = 0;     // bitpack parameters
+  format::Codec codec = format::kCodecStored;
+  uint16_t param = 0;  // bitpack parameters
 };
 
 struct Corpus {

@@ -17,7 +17,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using gpu::DevicePage;
-using gpu::PageResult;
 
 void ck(cudaError_t e, const char* what) {
   if (e != cudaSuccess)
@@ -295,9 +294,9 @@ void DeviceBench::kernel_sweep(bool gdeflate_only, std::vector<Row>& rows) {
     fetch_results(pages);
     return check(
         ids, pages, h_results_,
-        [](PageResult r, size_t, std::string& why) {
-          if (r == PageResult::kOk) return true;
-          why = static_cast<uint8_t>(r) <= 4 ? gpu::result_name(r) : "no result written";
+        [](PageStatus r, size_t, std::string& why) {
+          if (r == PageStatus::kOk) return true;
+          why = r <= PageStatus::kNotRun ? page_status_message(r) : "no result written";
           return false;
         },
         h_out_, first_bad);
@@ -465,9 +464,9 @@ void DeviceBench::end_to_end(std::vector<Row>& rows, bool with_decode) {
         std::string first_bad;
         row.bad = check(
             all_ids_, n, h_results_,
-            [](PageResult r, size_t, std::string& why) {
-              if (r == PageResult::kOk) return true;
-              why = static_cast<uint8_t>(r) <= 4 ? gpu::result_name(r) : "no result written";
+            [](PageStatus r, size_t, std::string& why) {
+              if (r == PageStatus::kOk) return true;
+              why = r <= PageStatus::kNotRun ? page_status_message(r) : "no result written";
               return false;
             },
             h_out_, first_bad);
@@ -505,14 +504,10 @@ void DeviceBench::batch_decoder(std::vector<Row>& rows) {
   std::vector<gpu::HostPage> pages(n);
   for (size_t i = 0; i < n; ++i) {
     const Page& p = c_.pages[i];
-    pages[i] = gpu::HostPage{c_.enc.data() + p.enc_off,
-                             p.enc_size,
-                             out.data() + p.out_off,
-                             p.raw_size,
-                             static_cast<gpu::PageCodec>(p.codec),
-                             p.param};
+    pages[i] = gpu::HostPage{
+        c_.enc.data() + p.enc_off, p.enc_size, out.data() + p.out_off, p.raw_size, p.codec, p.param};
   }
-  std::vector<PageResult> results(n, PageResult::kNotRun);
+  std::vector<PageStatus> results(n, PageStatus::kNotRun);
   gpu::BatchTimings t{};
   std::string err;
   if (!dec->decode(pages, results, err)) {  // warm-up (and the page faults of `out`)
@@ -523,7 +518,7 @@ void DeviceBench::batch_decoder(std::vector<Row>& rows) {
   for (unsigned r = 0; r < a_.reps; ++r) {
     if (r + 1 == a_.reps) {
       std::fill(out.begin(), out.end(), uint8_t{0x5A});
-      std::fill(results.begin(), results.end(), PageResult::kNotRun);
+      std::fill(results.begin(), results.end(), PageStatus::kNotRun);
     }
     const auto t0 = Clock::now();
     const bool ok = dec->decode(pages, results, err, &t);
@@ -538,9 +533,9 @@ void DeviceBench::batch_decoder(std::vector<Row>& rows) {
   std::string first_bad;
   row.bad = check(
       all_ids_, n, results.data(),
-      [](PageResult r, size_t, std::string& why) {
-        if (r == PageResult::kOk) return true;
-        why = gpu::result_name(r);
+      [](PageStatus r, size_t, std::string& why) {
+        if (r == PageStatus::kOk) return true;
+        why = page_status_message(r);
         return false;
       },
       out.data(), first_bad);

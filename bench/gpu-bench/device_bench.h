@@ -65,7 +65,7 @@ class DeviceBench {
   std::vector<uint32_t> all_ids_, gd_ids_;
   uint8_t *d_in_ = nullptr, *d_out_ = nullptr, *h_in_ = nullptr, *h_out_ = nullptr;
   gpu::DevicePage *d_pages_ = nullptr, *d_pages_gd_ = nullptr, *h_pages_ = nullptr;
-  gpu::PageResult *d_results_ = nullptr, *h_results_ = nullptr;
+  PageStatus *d_results_ = nullptr, *h_results_ = nullptr;
   std::vector<cudaStream_t> streams_;
   cudaEvent_t ev_[2] = {};
 };

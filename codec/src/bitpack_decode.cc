@@ -142,13 +142,13 @@ bool metadata_ok(const uint8_t* meta, const Geometry& g, const Params& p, size_t
 }
 
 template <class U>
-Status decode(const uint8_t* in, size_t in_size, const Params& p, uint8_t* out, size_t out_size,
+PageStatus decode(const uint8_t* in, size_t in_size, const Params& p, uint8_t* out, size_t out_size,
               DecodePath path) {
   const Geometry g = geometry(out_size, p);
-  if (!metadata_ok<U>(in, g, p, in_size)) return Status::kBadData;
+  if (!metadata_ok<U>(in, g, p, in_size)) return PageStatus::kBadData;
   if (path != DecodePath::kPortable && vector_block(p.block)) {
     (path == DecodePath::kAvx512 ? kAvx512Pages : kAvx2Pages).page<U>()(in, g, p, out);
-    return Status::kOk;
+    return PageStatus::kOk;
   }
   const uint8_t* src = in + g.meta();
   for (size_t i = 0; i < g.blocks; ++i) {
@@ -159,7 +159,7 @@ Status decode(const uint8_t* in, size_t in_size, const Params& p, uint8_t* out, 
     src += k * outlier_count(p.stride, b) + planes_cost(rate, b);
   }
   if (g.tail) std::memcpy(out + g.samples * sizeof(U), src, g.tail);
-  return Status::kOk;
+  return PageStatus::kOk;
 }
 
 }  // namespace
@@ -235,9 +235,9 @@ const char* path_name(DecodePath p) {
   return "?";
 }
 
-Status decompress(const void* in, size_t in_size, const Params& p, void* out, size_t out_size,
+PageStatus decompress(const void* in, size_t in_size, const Params& p, void* out, size_t out_size,
                   DecodePath path) {
-  if (!valid(p)) return Status::kBadParam;
+  if (!valid(p)) return PageStatus::kUnsupported;
   const auto* src = static_cast<const uint8_t*>(in);
   auto* dst = static_cast<uint8_t*>(out);
   path = decode_path(path);

@@ -27,18 +27,6 @@ std::optional<Params> from_param(uint16_t param) {
   return p;
 }
 
-const char* status_name(Status s) {
-  switch (s) {
-    case Status::kOk:
-      return "ok";
-    case Status::kBadData:
-      return "bad data";
-    case Status::kBadParam:
-      return "bad parameters";
-  }
-  return "unknown status";
-}
-
 size_t compress_bound(size_t n, const Params& p) {
   if (!valid(p)) return 0;
   const Geometry g = geometry(n, p);

@@ -17,7 +17,8 @@
 
 namespace gdfs::gdeflate {
 
-// Counts the bits each lane consumes; a page's size follows from them alone (CLARIFICATIONS.md §8).
+// Counts the bits each lane consumes; a page's size follows from them alone (docs/GDEFLATE.md, "The page
+// bitstream, in one page": Page size).
 struct LaneCounter {
   std::array<uint32_t, 32> bits{};
   void put(unsigned lane, uint32_t, unsigned n) { bits[lane] += n; }
@@ -162,7 +163,8 @@ void emit_dynamic_header(W& w, const BlockCodes& c) {
 }
 
 // Data rounds: tokens go to free lanes in order; a lane that sends a length sends its distance on the
-// next round; after EOB only owed distances follow (CLARIFICATIONS.md §6-7).
+// next round; after EOB only owed distances follow (docs/GDEFLATE.md, "The page bitstream, in one page":
+// Data rounds).
 //
 // While a whole round's worth of tokens remains no round can hold the EOB, so those rounds run without
 // data-dependent branches (literal or match is a select, not a jump); the last rounds take the

@@ -202,10 +202,11 @@ std::vector<uint8_t> decompress_container(std::span<const uint8_t> file, unsigne
       info.num_tiles, threads, [] { return Decompressor(); },
       [&](Decompressor& d, size_t i) {
         const TileSpan& t = info.tiles[i];
-        const Status s = d.decompress(&file[t.offset], t.size, &out[i * kTileBytes], t.raw_size);
-        if (s != Status::kOk)
+        const PageStatus s = d.decompress(&file[t.offset], t.size, &out[i * kTileBytes], t.raw_size);
+        if (s != PageStatus::kOk)
           fail("tile " + str(i) + " of " + str(info.num_tiles) + " (" + str(t.size) + " bytes at offset " +
-               str(t.offset) + ") failed to decode to " + str(t.raw_size) + " bytes: " + status_name(s));
+               str(t.offset) + ") failed to decode to " + str(t.raw_size) +
+               " bytes: " + page_status_message(s));
       });
   return out;
 }

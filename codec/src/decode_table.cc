@@ -102,7 +102,7 @@ bool build_decode_table(const uint8_t* lens, unsigned n, const uint32_t* sym_ent
   for (unsigned k = 0; k < nlong; ++k) {
     const unsigned s = long_syms[k], p = rev[s] & (main_size - 1);
     if (!sub_bits[p]) continue;  // already allocated
-    table[p] = make_entry(sub_next, sub_bits[p], kEntrySub) | table_bits;
+    table[p] = make_entry(sub_next, sub_bits[p], kEntryLong) | table_bits;
     if (left != 0)
       for (unsigned i = 0; i < (1u << sub_bits[p]); ++i) table[sub_next + i] = make_entry(0, 0, kEntryBad);
     sub_next += 1u << sub_bits[p];

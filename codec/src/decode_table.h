@@ -1,36 +1,15 @@
-// Table-driven Huffman decoding for the decoder (one lookup per symbol in the common case).
-//
-// An entry packs everything a lane needs to consume one symbol and its extra bits:
-//   bits 0-4   code length in bits (the full length, also for subtable entries)
-//   bits 5-9   number of extra bits that follow the code (0..16)
-//   bits 10-13 flags (literal, end of block, subtable pointer, invalid)
-//   bits 16-31 value: literal byte, length/distance base, or subtable start
-// A subtable pointer keeps the main-table bit count in bits 0-4 and the subtable bit count in 5-9.
+// Table-driven Huffman decoding for the decoder (one lookup per symbol in the common case), with the
+// entries of gdfs/huffman_entry.h. A code longer than the main table resolves through a subtable: its
+// main-table entry is flagged kEntryLong and keeps the main-table bit count in bits 0-4, the subtable bit
+// count in bits 5-9 and the subtable start as its value; the subtable's entries hold the full code length.
 #pragma once
 
 #include <array>
 #include <cstdint>
 
+#include "gdfs/huffman_entry.h"
+
 namespace gdfs::gdeflate {
-
-inline constexpr uint32_t kEntryLiteral = 1u << 10;
-inline constexpr uint32_t kEntryEob = 1u << 11;
-inline constexpr uint32_t kEntrySub = 1u << 12;
-inline constexpr uint32_t kEntryBad = 1u << 13;  // unused code word, or symbol 286/287
-inline constexpr uint32_t kEntrySpecial = kEntryEob | kEntrySub | kEntryBad;
-
-constexpr uint32_t make_entry(uint32_t value, unsigned extra, uint32_t flags) {
-  return (value << 16) | flags | (extra << 5);
-}
-inline uint32_t entry_codelen(uint32_t e) {
-  return e & 31u;
-}
-inline uint32_t entry_extra(uint32_t e) {
-  return (e >> 5) & 31u;
-}
-inline uint32_t entry_value(uint32_t e) {
-  return e >> 16;
-}
 
 // Main-table bits and worst-case sizes: at most one 16-entry subtable per code longer than the main
 // table (lengths are at most 15), which is simple and comfortably bounded.

@@ -15,13 +15,8 @@ namespace {
 
 uint32_t lookup(const uint32_t* table, unsigned table_bits, uint64_t bits) {
   uint32_t e = table[bits & ((1u << table_bits) - 1)];
-  if (e & kEntrySub) e = table[entry_value(e) + ((bits >> table_bits) & ((1u << entry_extra(e)) - 1))];
+  if (e & kEntryLong) e = table[entry_value(e) + ((bits >> table_bits) & ((1u << entry_extra(e)) - 1))];
   return e;
-}
-
-// Extra-bit value that follows the code of entry `e` in `bits`.
-uint32_t extra_value(uint32_t e, uint64_t bits) {
-  return static_cast<uint32_t>(bits >> entry_codelen(e)) & ((1u << entry_extra(e)) - 1);
 }
 
 constexpr size_t kTablesSize = kLitlenTableSize + kDistTableSize;
@@ -48,11 +43,11 @@ struct Decompressor::Impl {
     return p == DecodePath::kAvx2 ? &kAvx2Rounds : nullptr;
   }
   void build_fixed_tables();
-  Status decode(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_size);
-  Status decode_blocks(LaneReader& r, Output& o);
-  Status stored_block(LaneReader& r, Output& o);
-  Status read_dynamic_tables(LaneReader& r);
-  Status huffman_block(LaneReader& r, Output& o, const uint32_t* tables);
+  PageStatus decode(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_size);
+  PageStatus decode_blocks(LaneReader& r, Output& o);
+  PageStatus stored_block(LaneReader& r, Output& o);
+  PageStatus read_dynamic_tables(LaneReader& r);
+  PageStatus huffman_block(LaneReader& r, Output& o, const uint32_t* tables);
 };
 
 void Decompressor::Impl::build_fixed_tables() {
@@ -66,10 +61,10 @@ void Decompressor::Impl::build_fixed_tables() {
 }
 
 // Stored block: a 16-bit LEN on lane 0 (no complement, no alignment), then byte k on lane k mod 32.
-Status Decompressor::Impl::stored_block(LaneReader& r, Output& o) {
+PageStatus Decompressor::Impl::stored_block(LaneReader& r, Output& o) {
   const uint32_t len = static_cast<uint32_t>(r.buf[0] & 0xFFFF);
   r.consume(0, 16);
-  if (len > o.size - o.pos) return Status::kSizeMismatch;
+  if (len > o.size - o.pos) return PageStatus::kSizeMismatch;
   uint32_t remaining = len;
   // Whole rounds, so the rest starts again at lane 0.
   if (simd) simd->stored(r, o, remaining);
@@ -78,16 +73,16 @@ Status Decompressor::Impl::stored_block(LaneReader& r, Output& o) {
     o.data[o.pos++] = static_cast<uint8_t>(r.buf[lane]);
     r.consume(lane, 8);
   }
-  return r.overrun ? Status::kBadData : Status::kOk;
+  return r.overrun ? PageStatus::kBadData : PageStatus::kOk;
 }
 
 // Dynamic block tables: HLIT/HDIST/HCLEN on lane 0, one 3-bit precode length per lane, then the
-// precode symbols round-robin from lane 0 (CLARIFICATIONS.md §3, §5).
-Status Decompressor::Impl::read_dynamic_tables(LaneReader& r) {
+// precode symbols round-robin from lane 0 (docs/GDEFLATE.md, "The page bitstream, in one page": Headers).
+PageStatus Decompressor::Impl::read_dynamic_tables(LaneReader& r) {
   const uint32_t h = static_cast<uint32_t>(r.buf[0]);
   const unsigned hlit = (h & 31) + 257, hdist = ((h >> 5) & 31) + 1, hclen = ((h >> 10) & 15) + 4;
   r.consume(0, 14);
-  if (hlit > kNumUsableLitlen) return Status::kBadData;
+  if (hlit > kNumUsableLitlen) return PageStatus::kBadData;
 
   std::array<uint8_t, 19> plens{};
   for (unsigned i = 0; i < hclen; ++i) {
@@ -95,7 +90,7 @@ Status Decompressor::Impl::read_dynamic_tables(LaneReader& r) {
     r.consume(i, 3);
   }
   if (!build_decode_table(plens.data(), 19, kPrecodeSymEntries.data(), kPrecodeTableBits, 7, precode.data()))
-    return Status::kBadData;
+    return PageStatus::kBadData;
 
   std::array<uint8_t, 288 + 32> lens{};
   const unsigned total = hlit + hdist;
@@ -103,20 +98,20 @@ Status Decompressor::Impl::read_dynamic_tables(LaneReader& r) {
     const unsigned lane = j & 31;
     const uint64_t bits = r.buf[lane];
     const uint32_t e = precode[bits & 127];
-    if (e & kEntryBad) return Status::kBadData;
+    if (e & kEntryBad) return PageStatus::kBadData;
     const uint32_t sym = entry_value(e), x = extra_value(e, bits);
     r.consume(lane, entry_codelen(e) + entry_extra(e));
     if (sym < 16) {
       lens[k++] = static_cast<uint8_t>(sym);
       continue;
     }
-    if (sym == 16 && k == 0) return Status::kBadData;
+    if (sym == 16 && k == 0) return PageStatus::kBadData;
     const uint8_t fill = sym == 16 ? lens[k - 1] : 0;
     const unsigned rep = sym == 18 ? 11 + x : 3 + x;
-    if (rep > total - k) return Status::kBadData;
+    if (rep > total - k) return PageStatus::kBadData;
     for (unsigned i = 0; i < rep; ++i) lens[k++] = fill;
   }
-  if (r.overrun) return Status::kBadData;
+  if (r.overrun) return PageStatus::kBadData;
 
   std::array<uint8_t, 288> ll{};
   std::array<uint8_t, 32> dl{};
@@ -125,47 +120,48 @@ Status Decompressor::Impl::read_dynamic_tables(LaneReader& r) {
   uint32_t* t = dynamic_tables.data();
   if (!build_decode_table(ll.data(), 288, kLitlenSymEntries.data(), kLitlenTableBits, 15, t) ||
       !build_decode_table(dl.data(), 32, kDistSymEntries.data(), kDistTableBits, 15, t + kLitlenTableSize))
-    return Status::kBadData;
-  return Status::kOk;
+    return PageStatus::kBadData;
+  return PageStatus::kOk;
 }
 
 namespace {
 
 // Decodes the distance lane `lane` owes and performs its copy.
-Status finish_match(LaneReader& r, Output& o, OwedMatches& m, const uint32_t* dt, unsigned lane) {
+PageStatus finish_match(LaneReader& r, Output& o, OwedMatches& m, const uint32_t* dt, unsigned lane) {
   const uint64_t bits = r.buf[lane];
   const uint32_t e = lookup(dt, kDistTableBits, bits);
-  if (e & kEntryBad) return Status::kBadData;
+  if (e & kEntryBad) return PageStatus::kBadData;
   const uint32_t dist = entry_value(e) + extra_value(e, bits);
   r.consume(lane, entry_codelen(e) + entry_extra(e));
-  if (dist > m.pos[lane]) return Status::kBadData;  // reaches before the page start
+  if (dist > m.pos[lane]) return PageStatus::kBadData;  // reaches before the page start
   copy_match(o.data + m.pos[lane], dist, m.len[lane]);
-  return Status::kOk;
+  return PageStatus::kOk;
 }
 
-// One data round on the scalar path (CLARIFICATIONS.md §6-7). A lane that decodes a length reserves
-// its output at once and decodes the distance on the next round; after end of block only owed
-// distances are decoded. Sets `eob` when this round held the end-of-block symbol.
-Status scalar_round(LaneReader& r, Output& o, OwedMatches& m, const uint32_t* tables, bool& eob) {
+// One data round on the scalar path (docs/GDEFLATE.md, "The page bitstream, in one page": Data rounds).
+// A lane that decodes a length reserves its output at once and decodes the distance on the next round;
+// after end of block only owed distances are decoded. Sets `eob` when this round held the end-of-block
+// symbol.
+PageStatus scalar_round(LaneReader& r, Output& o, OwedMatches& m, const uint32_t* tables, bool& eob) {
   const uint32_t* dt = tables + kLitlenTableSize;
   const uint32_t owed = m.pending;
   m.pending = 0;
   for (unsigned lane = 0; lane < 32; ++lane) {
     if (owed & (1u << lane)) {
-      if (Status s = finish_match(r, o, m, dt, lane); s != Status::kOk) return s;
+      if (PageStatus s = finish_match(r, o, m, dt, lane); s != PageStatus::kOk) return s;
       continue;
     }
     if (eob) continue;
     const uint64_t bits = r.buf[lane];
     const uint32_t e = lookup(tables, kLitlenTableBits, bits);
     if (e & kEntryLiteral) {
-      if (o.pos == o.size) return Status::kSizeMismatch;
+      if (o.pos == o.size) return PageStatus::kSizeMismatch;
       o.data[o.pos++] = static_cast<uint8_t>(entry_value(e));
       r.consume(lane, entry_codelen(e));
     } else if (!(e & kEntrySpecial)) {
       const uint32_t len = entry_value(e) + extra_value(e, bits);
       r.consume(lane, entry_codelen(e) + entry_extra(e));
-      if (len > o.size - o.pos) return Status::kSizeMismatch;
+      if (len > o.size - o.pos) return PageStatus::kSizeMismatch;
       m.len[lane] = len;
       m.pos[lane] = static_cast<uint32_t>(o.pos);
       o.pos += len;
@@ -174,37 +170,37 @@ Status scalar_round(LaneReader& r, Output& o, OwedMatches& m, const uint32_t* ta
       r.consume(lane, entry_codelen(e));
       eob = true;
     } else {
-      return Status::kBadData;  // unused code word, or symbol 286/287
+      return PageStatus::kBadData;  // unused code word, or symbol 286/287
     }
   }
-  return r.overrun ? Status::kBadData : Status::kOk;
+  return r.overrun ? PageStatus::kBadData : PageStatus::kOk;
 }
 
 }  // namespace
 
-Status Decompressor::Impl::huffman_block(LaneReader& r, Output& o, const uint32_t* tables) {
+PageStatus Decompressor::Impl::huffman_block(LaneReader& r, Output& o, const uint32_t* tables) {
   OwedMatches m;
   bool eob = false;
   while (!eob) {
     if (simd) simd->rounds(r, o, m, tables);
-    if (Status s = scalar_round(r, o, m, tables, eob); s != Status::kOk) return s;
+    if (PageStatus s = scalar_round(r, o, m, tables, eob); s != PageStatus::kOk) return s;
   }
   // Lanes before the end-of-block lane that decoded a length in its round get one more round.
   for (uint32_t p = m.pending; p; p &= p - 1) {
-    if (Status s = finish_match(r, o, m, tables + kLitlenTableSize, __builtin_ctz(p)); s != Status::kOk)
+    if (PageStatus s = finish_match(r, o, m, tables + kLitlenTableSize, __builtin_ctz(p)); s != PageStatus::kOk)
       return s;
   }
-  return r.overrun ? Status::kBadData : Status::kOk;
+  return r.overrun ? PageStatus::kBadData : PageStatus::kOk;
 }
 
-Status Decompressor::Impl::decode_blocks(LaneReader& r, Output& o) {
+PageStatus Decompressor::Impl::decode_blocks(LaneReader& r, Output& o) {
   bool final_block = false;
   while (!final_block) {
     const uint32_t hdr = static_cast<uint32_t>(r.buf[0] & 7);
     r.consume(0, 3);
-    if (r.overrun) return Status::kBadData;
+    if (r.overrun) return PageStatus::kBadData;
     final_block = hdr & 1;
-    Status s = Status::kBadData;
+    PageStatus s = PageStatus::kBadData;
     switch (hdr >> 1) {
       case 0:
         s = stored_block(r, o);
@@ -214,28 +210,28 @@ Status Decompressor::Impl::decode_blocks(LaneReader& r, Output& o) {
         break;
       case 2:
         s = read_dynamic_tables(r);
-        if (s == Status::kOk) s = huffman_block(r, o, dynamic_tables.data());
+        if (s == PageStatus::kOk) s = huffman_block(r, o, dynamic_tables.data());
         break;
       default:
         break;  // BTYPE 3 is reserved
     }
-    if (s != Status::kOk) return s;
+    if (s != PageStatus::kOk) return s;
   }
-  if (r.next != r.nwords) return Status::kBadData;  // trailing words: see docs/GDEFLATE.md
-  return o.pos == o.size ? Status::kOk : Status::kSizeMismatch;
+  if (r.next != r.nwords) return PageStatus::kBadData;  // trailing words: see docs/GDEFLATE.md
+  return o.pos == o.size ? PageStatus::kOk : PageStatus::kSizeMismatch;
 }
 
-Status Decompressor::Impl::decode(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_size) {
-  if (out_size > kMaxPageBytes) return Status::kSizeMismatch;
-  if (in_size % 4 != 0 || in_size < 4 * kLanes) return Status::kBadData;
+PageStatus Decompressor::Impl::decode(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_size) {
+  if (out_size > kMaxPageBytes) return PageStatus::kSizeMismatch;
+  if (in_size % 4 != 0 || in_size < 4 * kLanes) return PageStatus::kBadData;
   LaneReader r;
   r.init(in, in_size / 4);
   // The SIMD paths store whole vectors past the bytes they produce, so they decode into our scratch
   // page, which has slack; the scalar path writes exactly and decodes in place.
   const bool wide = path != DecodePath::kScalar;
   Output o{wide ? scratch.data() : out, out_size, 0};
-  const Status s = decode_blocks(r, o);
-  if (s == Status::kOk && wide && out_size)
+  const PageStatus s = decode_blocks(r, o);
+  if (s == PageStatus::kOk && wide && out_size)
     std::memcpy(out, scratch.data(), out_size);  // out may be null if 0
   return s;
 }
@@ -245,7 +241,7 @@ Decompressor::~Decompressor() = default;
 Decompressor::Decompressor(Decompressor&&) noexcept = default;
 Decompressor& Decompressor::operator=(Decompressor&&) noexcept = default;
 
-Status Decompressor::decompress(const void* in, size_t in_size, void* out, size_t out_size) {
+PageStatus Decompressor::decompress(const void* in, size_t in_size, void* out, size_t out_size) {
   return impl_->decode(static_cast<const uint8_t*>(in), in_size, static_cast<uint8_t*>(out), out_size);
 }
 

@@ -118,7 +118,7 @@ struct Avx2 {
       const Vec tb = _mm256_blendv_epi8(set1(kLitlenTableBits), set1(kDistTableBits), pm);
       const Vec base = _mm256_and_si256(pm, set1(kDistTableOffset));
       Vec e = _mm256_i32gather_epi32(t, _mm256_add_epi32(low_bits(lo[g], tb), base), 4);
-      const Vec sub = _mm256_cmpeq_epi32(_mm256_and_si256(e, set1(kEntrySub)), set1(kEntrySub));
+      const Vec sub = _mm256_cmpeq_epi32(_mm256_and_si256(e, set1(kEntryLong)), set1(kEntryLong));
       if (!_mm256_testz_si256(sub, sub)) {
         const Vec sb = _mm256_and_si256(_mm256_srli_epi32(e, 5), set1(31));
         const Vec idx2 = _mm256_add_epi32(_mm256_add_epi32(base, _mm256_srli_epi32(e, 16)),

@@ -113,7 +113,7 @@ struct Avx512 {
       const Vec base = _mm512_maskz_mov_epi32(ph, _mm512_set1_epi32(kDistTableOffset));
       const Vec idx = _mm512_add_epi32(low_bits(lo[h], tb), base);
       Vec e = _mm512_i32gather_epi32(idx, tables, 4);
-      const Mask sub = _mm512_test_epi32_mask(e, _mm512_set1_epi32(kEntrySub));
+      const Mask sub = _mm512_test_epi32_mask(e, _mm512_set1_epi32(kEntryLong));
       if (sub) {
         const Vec sb = _mm512_and_si512(_mm512_srli_epi32(e, 5), _mm512_set1_epi32(31));
         const Vec idx2 = _mm512_add_epi32(_mm512_add_epi32(base, _mm512_srli_epi32(e, 16)),

@@ -1,4 +1,5 @@
-// The decoder's view of the 32 interleaved lanes (CLARIFICATIONS.md §1-2, §8).
+// The decoder's view of the 32 interleaved lanes (docs/GDEFLATE.md, "The page bitstream, in one page":
+// Lanes and refill, Page size).
 //
 // Each lane holds up to 64 bits, consumed LSB-first. After every decode step a lane holding fewer than
 // 32 bits fetches the next word of the page; words are handed out in the order lanes ask for them.

@@ -74,7 +74,7 @@ void LaneWriter::finish_full_lanes(uint8_t* out) const {
   for (size_t i = 0; i < norder_; ++i) {
     const unsigned lane = order_[i];
     const uint32_t k = next[lane]++, complete = consumed_[lane] >> 5;
-    uint32_t w = 0;  // words past a lane's last bit are zero (CLARIFICATIONS.md §8)
+    uint32_t w = 0;  // words past a lane's last bit are zero (docs/GDEFLATE.md, Page size)
     if (k < complete) {
       w = words_[lane * kLaneCap + k];
     } else if (k == complete) {
@@ -88,8 +88,8 @@ size_t LaneWriter::finish(uint8_t* out, size_t cap) {
   const size_t bytes = size_bytes();
   if (bytes > cap || overflow_) return 0;
   // Every lane's words, complete or not, in its row of words_: the partial word, then a zero word, for
-  // the decoder loads one word past a lane's last bit (CLARIFICATIONS.md §8). The page is then a walk
-  // through the fetch order, without a branch per word.
+  // the decoder loads one word past a lane's last bit (docs/GDEFLATE.md, "The page bitstream, in one
+  // page": Page size). The page is then a walk through the fetch order, without a branch per word.
   for (unsigned lane = 0; lane < 32; ++lane) {
     const uint32_t complete = consumed_[lane] >> 5;
     if (complete + 2 > kLaneCap) {

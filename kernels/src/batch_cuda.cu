@@ -37,7 +37,7 @@ struct Slot {
   cudaEvent_t ev[4] = {};  // start, after copy-in, after kernel, after copy-out
   uint8_t *h_in = nullptr, *d_in = nullptr, *h_out = nullptr, *d_out = nullptr;
   DevicePage *h_pages = nullptr, *d_pages = nullptr;
-  PageResult *h_results = nullptr, *d_results = nullptr;
+  PageStatus *h_results = nullptr, *d_results = nullptr;
   // The chunk in flight: where its pages came from and go back to.
   size_t first = 0, count = 0;
   bool busy = false;
@@ -61,12 +61,12 @@ class CudaBatchDecoder final : public BatchDecoder {
       check(cudaMalloc(&s.d_out, opt_.slot_bytes), "cudaMalloc");
       check(cudaMallocHost(&s.h_pages, max_pages_ * sizeof(DevicePage)), "cudaMallocHost");
       check(cudaMalloc(&s.d_pages, max_pages_ * sizeof(DevicePage)), "cudaMalloc");
-      check(cudaMallocHost(&s.h_results, max_pages_ * sizeof(PageResult)), "cudaMallocHost");
-      check(cudaMalloc(&s.d_results, max_pages_ * sizeof(PageResult)), "cudaMalloc");
+      check(cudaMallocHost(&s.h_results, max_pages_ * sizeof(PageStatus)), "cudaMallocHost");
+      check(cudaMalloc(&s.d_results, max_pages_ * sizeof(PageStatus)), "cudaMalloc");
     }
   }
 
-  bool decode(std::span<const HostPage> pages, std::span<PageResult> results, std::string& err,
+  bool decode(std::span<const HostPage> pages, std::span<PageStatus> results, std::string& err,
               BatchTimings* timings) override {
     std::lock_guard lock(mu_);  // one batch at a time: the slots are shared
     if (timings) *timings = {};
@@ -80,7 +80,7 @@ class CudaBatchDecoder final : public BatchDecoder {
         cudaStreamSynchronize(s.stream);  // let queued copies finish before anyone reuses the buffers
         s.busy = false;
       }
-      for (PageResult& r : results) r = PageResult::kNotRun;
+      for (PageStatus& r : results) r = PageStatus::kNotRun;
       return false;
     }
   }
@@ -100,7 +100,7 @@ class CudaBatchDecoder final : public BatchDecoder {
     return i;
   }
 
-  void run(std::span<const HostPage> pages, std::span<PageResult> results, BatchTimings* timings) {
+  void run(std::span<const HostPage> pages, std::span<PageStatus> results, BatchTimings* timings) {
     size_t next_slot = 0;
     for (size_t first = 0; first < pages.size();) {
       size_t end = chunk_end(pages, first);
@@ -108,7 +108,7 @@ class CudaBatchDecoder final : public BatchDecoder {
       next_slot = (next_slot + 1) % slots_.size();
       finish(s, pages, results, timings);
       if (end == first) {  // a page larger than a slot: only a malformed caller does that
-        results[first] = PageResult::kUnsupported;
+        results[first] = PageStatus::kUnsupported;
         ++first;
         continue;
       }
@@ -123,8 +123,8 @@ class CudaBatchDecoder final : public BatchDecoder {
     for (size_t i = first; i < end; ++i) {
       const HostPage& p = pages[i];
       if (p.in_size) std::memcpy(s.h_in + in, p.in, p.in_size);
-      s.h_pages[i - first] = DevicePage{
-          s.d_in + in, s.d_out + out, p.in_size, p.out_size, static_cast<uint8_t>(p.codec), 0, p.param, 0};
+      s.h_pages[i - first] =
+          DevicePage{s.d_in + in, s.d_out + out, p.in_size, p.out_size, p.codec, 0, p.param, 0};
       in += align_up(p.in_size);
       out += align_up(p.out_size);
     }
@@ -137,7 +137,7 @@ class CudaBatchDecoder final : public BatchDecoder {
     check(decode_pages_async(s.d_pages, static_cast<uint32_t>(n), s.d_results, s.stream), "decode kernel");
     check(cudaEventRecord(s.ev[2], s.stream), "cudaEventRecord");
     check(cudaMemcpyAsync(s.h_out, s.d_out, out, cudaMemcpyDeviceToHost, s.stream), "copy out");
-    check(cudaMemcpyAsync(s.h_results, s.d_results, n * sizeof(PageResult), cudaMemcpyDeviceToHost, s.stream),
+    check(cudaMemcpyAsync(s.h_results, s.d_results, n * sizeof(PageStatus), cudaMemcpyDeviceToHost, s.stream),
           "copy out");
     check(cudaEventRecord(s.ev[3], s.stream), "cudaEventRecord");
     s.first = first;
@@ -146,7 +146,7 @@ class CudaBatchDecoder final : public BatchDecoder {
   }
 
   // Waits for the slot's chunk, then hands back its pages: bytes only where the result is kOk.
-  void finish(Slot& s, std::span<const HostPage> pages, std::span<PageResult> results,
+  void finish(Slot& s, std::span<const HostPage> pages, std::span<PageStatus> results,
               BatchTimings* timings) {
     if (!s.busy) return;
     s.busy = false;
@@ -154,10 +154,10 @@ class CudaBatchDecoder final : public BatchDecoder {
     size_t out = 0;
     for (size_t k = 0; k < s.count; ++k) {
       const HostPage& p = pages[s.first + k];
-      PageResult r = s.h_results[k];
-      if (static_cast<uint8_t>(r) > static_cast<uint8_t>(PageResult::kUnsupported)) r = PageResult::kBadData;
+      PageStatus r = s.h_results[k];
+      if (static_cast<uint8_t>(r) > static_cast<uint8_t>(PageStatus::kUnsupported)) r = PageStatus::kBadData;
       results[s.first + k] = r;
-      if (r == PageResult::kOk && p.out_size) std::memcpy(p.out, s.h_out + out, p.out_size);
+      if (r == PageStatus::kOk && p.out_size) std::memcpy(p.out, s.h_out + out, p.out_size);
       out += align_up(p.out_size);
     }
     if (timings) {

@@ -318,19 +318,19 @@ GDFS_DEV void decode_chunk_narrow(const Lane& ln, const Geo& g, uint32_t first, 
 }
 
 template <uint32_t W>
-GDFS_DEV PageResult decode_page(const DevicePage& p, const Geo& g) {
+GDFS_DEV PageStatus decode_page(const DevicePage& p, const Geo& g) {
   const uint8_t* in = p.in;
   // Pass 1: every rate and selector legal, and the sizes add up to exactly in_size. The metadata and
   // tail must fit before any metadata byte is read.
-  if (p.in_size < g.meta + g.tail) return PageResult::kBadData;
+  if (p.in_size < g.meta + g.tail) return PageStatus::kBadData;
   const uint32_t budget = p.in_size - g.tail;  // where the payloads must end
   uint32_t end = g.meta;
   for (uint32_t first = 0; first < g.blocks; first += 32) {  // uniform bounds, uniform exits
     bool ok = true;
     chunk_meta<W>(in, g, first, end, ok);
-    if (!ok || end > budget) return PageResult::kBadData;
+    if (!ok || end > budget) return PageStatus::kBadData;
   }
-  if (end != budget) return PageResult::kBadData;
+  if (end != budget) return PageStatus::kBadData;
 
   // Pass 2: decode. Offsets are recomputed per chunk, which is cheaper than keeping them in shared
   // memory (a 32-block chunk costs one ballot and six shuffles; decoding it costs far more).
@@ -354,7 +354,7 @@ GDFS_DEV PageResult decode_page(const DevicePage& p, const Geo& g) {
   // The raw tail: the last t (< W) bytes of both.
   const uint32_t lane = simt::lane_id();
   if (lane < g.tail) p.out[g.samples * W + lane] = in[budget + lane];
-  return PageResult::kOk;
+  return PageStatus::kOk;
 }
 
 }  // namespace bitpack_warp
@@ -363,7 +363,7 @@ GDFS_DEV PageResult decode_page(const DevicePage& p, const Geo& g) {
 // CPU decoder's verdict: kOk with exactly its bytes, kBadData when it says kBadData, and kUnsupported
 // for a param that from_param() refuses (a stride not below the block size) or a page above
 // kMaxPageBytes (the packed offsets assume that bound; the batch API never passes larger pages).
-GDFS_DEV PageResult bitpack_decode_warp(const DevicePage& p, BitpackSmem& /*sm*/) {
+GDFS_DEV PageStatus bitpack_decode_warp(const DevicePage& p, BitpackSmem& /*sm*/) {
   using bitpack_warp::Geo;
   const uint32_t param = p.param;
   Geo g;
@@ -372,11 +372,11 @@ GDFS_DEV PageResult bitpack_decode_warp(const DevicePage& p, BitpackSmem& /*sm*/
   g.meta_each = param >> 1 & 1 ? 2 : 1;
   g.block = (param >> 2 & 0x3FF) + 1;
   g.stride = param >> 12;
-  if (g.stride != 0 && g.stride >= g.block) return PageResult::kUnsupported;  // from_param()'s rule
-  if (p.out_size > kMaxPageBytes) return PageResult::kUnsupported;
+  if (g.stride != 0 && g.stride >= g.block) return PageStatus::kUnsupported;  // from_param()'s rule
+  if (p.out_size > kMaxPageBytes) return PageStatus::kUnsupported;
   // No page of at most kMaxPageBytes adds up to 2^23 input bytes or more (see kOffBits), so the CPU
   // says kBadData for such an input too. Refusing it here keeps every offset and sum below 2^23.
-  if (p.in_size > bitpack_warp::kOffMask) return PageResult::kBadData;
+  if (p.in_size > bitpack_warp::kOffMask) return PageStatus::kBadData;
   g.samples = p.out_size / w;
   g.tail = p.out_size % w;
   g.blocks = (g.samples + g.block - 1) / g.block;

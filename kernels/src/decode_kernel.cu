@@ -10,14 +10,14 @@ namespace {
 constexpr unsigned kWarpsPerBlock = 4;
 
 __global__ void __launch_bounds__(kWarpsPerBlock * 32)
-    decode_pages_kernel(const DevicePage* __restrict__ pages, uint32_t n, PageResult* __restrict__ results) {
+    decode_pages_kernel(const DevicePage* __restrict__ pages, uint32_t n, PageStatus* __restrict__ results) {
   extern __shared__ __align__(16) unsigned char smem[];
   const unsigned warp = threadIdx.x / 32;
   const uint32_t i = blockIdx.x * kWarpsPerBlock + warp;
   if (i >= n) return;  // the whole warp leaves together
   const DevicePage page = pages[i];
   WarpSmem& sm = reinterpret_cast<WarpSmem*>(smem)[warp];
-  const PageResult r = decode_page_warp(page, sm);
+  const PageStatus r = decode_page_warp(page, sm);
   if (simt::lane_id() == 0) results[i] = r;
 }
 
@@ -30,7 +30,7 @@ unsigned decode_warps_per_block() {
   return kWarpsPerBlock;
 }
 
-cudaError_t decode_pages_async(const DevicePage* d_pages, uint32_t n, PageResult* d_results,
+cudaError_t decode_pages_async(const DevicePage* d_pages, uint32_t n, PageStatus* d_results,
                                cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   const size_t smem = kWarpsPerBlock * sizeof(WarpSmem);

@@ -3,39 +3,24 @@
 // A main table indexed by the next `bits` stream bits resolves every code of at most `bits` bits in
 // one lookup. Longer codes, which are rare by construction (each occurs at most once per 2^bits
 // symbols), are resolved by a canonical-code walk over lengths bits+1..15 instead of subtables: that
-// keeps a warp's tables at about 6 KiB, so many warps fit on one SM.
+// keeps a warp's tables at about 6 KiB, so many warps fit on one SM. A main-table entry flagged
+// kEntryLong means "walk the longer codes".
 //
-// Entries use the CPU decoder's layout (codec/src/decode_table.h): bits 0-4 code length, 5-9 extra-bit
-// count, 10-13 flags, 16-31 value.
+// Entries are the CPU decoder's (gdfs/huffman_entry.h).
 #pragma once
 #include <cstdint>
 
 #include "gdfs/deflate64.h"
+#include "gdfs/huffman_entry.h"
 #include "simt.h"
 
 namespace gdfs::gpu::gdw {
 
-inline constexpr uint32_t kLiteral = 1u << 10;
-inline constexpr uint32_t kEob = 1u << 11;
-inline constexpr uint32_t kLong = 1u << 12;  // main-table miss: walk the longer codes
-inline constexpr uint32_t kBad = 1u << 13;   // no code, or litlen symbol 286/287
+using gdeflate::entry_codelen, gdeflate::entry_extra, gdeflate::entry_value, gdeflate::extra_value;
+using gdeflate::kEntryBad, gdeflate::kEntryEob, gdeflate::kEntryLiteral, gdeflate::kEntryLong;
+using gdeflate::make_entry;
 
 inline constexpr unsigned kMaxCodeLen = gdeflate::kMaxCodeLen;
-
-GDFS_DEV uint32_t entry_len(uint32_t e) {
-  return e & 31u;
-}
-GDFS_DEV uint32_t entry_extra(uint32_t e) {
-  return (e >> 5) & 31u;
-}
-GDFS_DEV uint32_t entry_value(uint32_t e) {
-  return e >> 16;
-}
-// Value plus the extra bits that follow the code in `bits`.
-GDFS_DEV uint32_t entry_full_value(uint32_t e, uint64_t bits) {
-  const uint32_t extra = static_cast<uint32_t>(bits >> entry_len(e)) & ((1u << entry_extra(e)) - 1u);
-  return entry_value(e) + extra;
-}
 
 enum class Alphabet : uint8_t { kLitlen, kDist, kPrecode };
 
@@ -43,23 +28,20 @@ enum class Alphabet : uint8_t { kLitlen, kDist, kPrecode };
 // code needs no constant tables. Lengths and distances are DEFLATE64's
 // (gdfs/deflate64.h, whose tables a unit test compares with this function symbol by symbol).
 GDFS_DEV uint32_t symbol_entry(Alphabet a, unsigned s) {
-  if (a == Alphabet::kPrecode) {
-    const unsigned extra = s == 16 ? 2 : s == 17 ? 3 : s == 18 ? 7 : 0;
-    return (s << 16) | (extra << 5);
-  }
+  if (a == Alphabet::kPrecode) return make_entry(s, s == 16 ? 2 : s == 17 ? 3 : s == 18 ? 7 : 0, 0);
   if (a == Alphabet::kDist) {
-    if (s < 4) return (s + 1) << 16;
+    if (s < 4) return make_entry(s + 1, 0, 0);
     const unsigned extra = (s >> 1) - 1;
-    return ((((2u + (s & 1u)) << extra) + 1u) << 16) | (extra << 5);
+    return make_entry(((2u + (s & 1u)) << extra) + 1u, extra, 0);
   }
-  if (s < 256) return (s << 16) | kLiteral;
-  if (s == 256) return kEob;
-  if (s >= 286) return kBad;
+  if (s < 256) return make_entry(s, 0, kEntryLiteral);
+  if (s == 256) return make_entry(0, 0, kEntryEob);
+  if (s >= 286) return make_entry(0, 0, kEntryBad);
   const unsigned c = s - 257;
-  if (c == 28) return (3u << 16) | (16u << 5);  // DEFLATE64: 16 extra bits, base 3
-  if (c < 8) return (3u + c) << 16;
+  if (c == 28) return make_entry(3, 16, 0);  // DEFLATE64: 16 extra bits, base 3
+  if (c < 8) return make_entry(3u + c, 0, 0);
   const unsigned extra = (c >> 2) - 1;
-  return ((((4u + (c & 3u)) << extra) + 3u) << 16) | (extra << 5);
+  return make_entry(((4u + (c & 3u)) << extra) + 3u, extra, 0);
 }
 
 // The canonical code, for the lengths the main table does not cover.
@@ -141,7 +123,7 @@ GDFS_DEV bool build_table(const uint8_t* lens, unsigned n, unsigned max_len, con
   const unsigned short_max = t.bits < max_len ? t.bits : max_len;
   for (unsigned i = lane; i < size; i += 32) {
     const uint32_t rev = simt::brev(i) >> (32 - t.bits);  // the next `bits` stream bits, code order
-    uint32_t e = kLong;  // longer code, or a code word no symbol uses: decode_long sorts it out
+    uint32_t e = kEntryLong;  // longer code, or a code word no symbol uses: decode_long sorts it out
     for (unsigned len = 1; len <= short_max; ++len) {
       const uint32_t d = (rev >> (t.bits - len)) - t.canon->first[len];
       if (d < t.canon->count[len]) {
@@ -162,12 +144,12 @@ GDFS_DEV uint32_t decode_long(const Table& t, uint64_t bits) {
     const uint32_t d = (rev >> (kMaxCodeLen - len)) - t.canon->first[len];
     if (d < t.canon->count[len]) return symbol_entry(t.alphabet, t.sorted[t.canon->offset[len] + d]) | len;
   }
-  return kBad;
+  return kEntryBad;
 }
 
 GDFS_DEV uint32_t lookup(const Table& t, uint64_t bits) {
   const uint32_t e = t.main[static_cast<uint32_t>(bits) & ((1u << t.bits) - 1u)];
-  return (e & kLong) ? decode_long(t, bits) : e;
+  return (e & kEntryLong) ? decode_long(t, bits) : e;
 }
 
 }  // namespace gdfs::gpu::gdw

@@ -179,19 +179,19 @@ struct Decoder {
     return v;
   }
 
-  GDFS_DEV PageResult stored_block();
-  GDFS_DEV PageResult read_dynamic_tables();
-  GDFS_DEV PageResult read_code_lengths(uint32_t total);
+  GDFS_DEV PageStatus stored_block();
+  GDFS_DEV PageStatus read_dynamic_tables();
+  GDFS_DEV PageStatus read_code_lengths(uint32_t total);
   GDFS_DEV bool build_fixed_tables();
-  GDFS_DEV PageResult huffman_block();
-  GDFS_DEV PageResult run();
+  GDFS_DEV PageStatus huffman_block();
+  GDFS_DEV PageStatus run();
 };
 
 // Stored block: a 16-bit LEN on lane 0, then byte k on lane k mod 32 (section 4).
-GDFS_DEV PageResult Decoder::stored_block() {
+GDFS_DEV PageStatus Decoder::stored_block() {
   const unsigned lane = simt::lane_id();
   const uint32_t len = lane0_bits(16);
-  if (len > page.out_size - opos) return PageResult::kSizeMismatch;
+  if (len > page.out_size - opos) return PageStatus::kSizeMismatch;
   for (uint32_t k = 0; k < len; k += 32) {
     if (k + lane < len) {
       page.out[opos + k + lane] = static_cast<uint8_t>(bits.buf);
@@ -200,23 +200,23 @@ GDFS_DEV PageResult Decoder::stored_block() {
     refill(bits, words);
   }
   opos += len;
-  return any_overrun(bits) ? PageResult::kBadData : PageResult::kOk;
+  return any_overrun(bits) ? PageStatus::kBadData : PageStatus::kOk;
 }
 
 // The code lengths of a dynamic block: precode symbols round-robin from lane 0 (section 5). A round
 // decodes one symbol per lane; the lanes whose output would start at or past `total` sit it out.
-GDFS_DEV PageResult Decoder::read_code_lengths(uint32_t total) {
+GDFS_DEV PageStatus Decoder::read_code_lengths(uint32_t total) {
   const Table pre = pre_table();
   for (uint32_t k = 0; k < total;) {
     const uint32_t e = lookup(pre, bits.buf);
-    const bool bad = e & kBad;
-    const uint32_t sym = entry_value(e), x = entry_full_value(e, bits.buf) - sym;
+    const bool bad = e & kEntryBad;
+    const uint32_t sym = entry_value(e), x = extra_value(e, bits.buf);
     const uint32_t count = bad ? 0 : sym < 16 ? 1 : sym == 18 ? 11 + x : 3 + x;
     const uint32_t incl = simt::inclusive_sum(count);
     const uint32_t start = k + incl - count;
     const bool active = start < total;
     const bool err = active && (bad || (sym == 16 && start == 0) || (sym >= 16 && count > total - start));
-    if (simt::ballot(err)) return PageResult::kBadData;
+    if (simt::ballot(err)) return PageStatus::kBadData;
     // A repeat of the previous length copies the nearest earlier non-repeat of this round, or the last
     // length of the rounds before.
     const uint32_t own = sym < 16 ? sym : 0;
@@ -224,7 +224,7 @@ GDFS_DEV PageResult Decoder::read_code_lengths(uint32_t total) {
     const uint32_t from_lane = simt::shfl(own, givers ? 31 - simt::clz(givers) : 0);
     const uint32_t fill = sym != 16 ? own : givers ? from_lane : k ? sm.lens[k - 1] : 0;
     if (active) {
-      consume(bits, entry_len(e) + entry_extra(e));
+      consume(bits, entry_codelen(e) + entry_extra(e));
       for (uint32_t j = 0; j < count; ++j) sm.lens[start + j] = static_cast<uint8_t>(fill);
     }
     refill(bits, words);
@@ -232,14 +232,14 @@ GDFS_DEV PageResult Decoder::read_code_lengths(uint32_t total) {
     const uint32_t last = 31 - simt::clz(simt::ballot(active));
     k += simt::shfl(incl, last);
   }
-  return any_overrun(bits) ? PageResult::kBadData : PageResult::kOk;
+  return any_overrun(bits) ? PageStatus::kBadData : PageStatus::kOk;
 }
 
-GDFS_DEV PageResult Decoder::read_dynamic_tables() {
+GDFS_DEV PageStatus Decoder::read_dynamic_tables() {
   const unsigned lane = simt::lane_id();
   const uint32_t h = lane0_bits(14);
   const uint32_t hlit = (h & 31) + 257, hdist = ((h >> 5) & 31) + 1, hclen = ((h >> 10) & 15) + 4;
-  if (hlit > 286) return PageResult::kBadData;
+  if (hlit > 286) return PageStatus::kBadData;
   // One 3-bit precode length per lane, in RFC 1951's permutation order.
   const uint8_t perm[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
   uint32_t plen = 0;
@@ -250,11 +250,11 @@ GDFS_DEV PageResult Decoder::read_dynamic_tables() {
   refill(bits, words);
   if (lane < 19) sm.lens[perm[lane]] = static_cast<uint8_t>(plen);
   simt::syncwarp();
-  if (!build_table(sm.lens, 19, 7, pre_table())) return PageResult::kBadData;
-  if (PageResult r = read_code_lengths(hlit + hdist); r != PageResult::kOk) return r;
-  if (!build_table(sm.lens, hlit, kMaxCodeLen, lit_table())) return PageResult::kBadData;
-  if (!build_table(sm.lens + hlit, hdist, kMaxCodeLen, dist_table())) return PageResult::kBadData;
-  return PageResult::kOk;
+  if (!build_table(sm.lens, 19, 7, pre_table())) return PageStatus::kBadData;
+  if (PageStatus r = read_code_lengths(hlit + hdist); r != PageStatus::kOk) return r;
+  if (!build_table(sm.lens, hlit, kMaxCodeLen, lit_table())) return PageStatus::kBadData;
+  if (!build_table(sm.lens + hlit, hdist, kMaxCodeLen, dist_table())) return PageStatus::kBadData;
+  return PageStatus::kOk;
 }
 
 GDFS_DEV bool Decoder::build_fixed_tables() {
@@ -266,7 +266,7 @@ GDFS_DEV bool Decoder::build_fixed_tables() {
 }
 
 // Data rounds of one Huffman block (sections 6 and 7).
-GDFS_DEV PageResult Decoder::huffman_block() {
+GDFS_DEV PageStatus Decoder::huffman_block() {
   const unsigned lane = simt::lane_id();
   const Table lit = lit_table(), dist = dist_table();
   bool owe = false;  // this lane decoded a length last round and owes its distance
@@ -287,28 +287,28 @@ GDFS_DEV PageResult Decoder::huffman_block() {
       nmatch = owed;
     }
     const uint32_t e = lookup(owe ? dist : lit, bits.buf);
-    const bool is_eob = !owe && !eob_seen && (e & kEob);
+    const bool is_eob = !owe && !eob_seen && (e & kEntryEob);
     const uint32_t eobs = simt::ballot(is_eob);
     const unsigned eob_lane = eobs ? simt::ffs(eobs) - 1 : 32;
     const bool active = owe || (!eob_seen && lane <= eob_lane);
-    const bool literal = active && !owe && (e & kLiteral);
-    const bool length = active && !owe && !(e & (kLiteral | kEob | kBad));
-    const uint32_t value = entry_full_value(e, bits.buf);
+    const bool literal = active && !owe && (e & kEntryLiteral);
+    const bool length = active && !owe && !(e & (kEntryLiteral | kEntryEob | kEntryBad));
+    const uint32_t value = entry_value(e) + extra_value(e, bits.buf);
     const uint32_t out_len = literal ? 1 : length ? value : 0;
     const uint32_t incl = simt::inclusive_sum(out_len);
     const uint32_t pos = opos + incl - out_len;
 
-    PageResult err = PageResult::kOk;
-    if (active && (e & kBad))
-      err = PageResult::kBadData;  // unused code word or symbol 286/287
+    PageStatus err = PageStatus::kOk;
+    if (active && (e & kEntryBad))
+      err = PageStatus::kBadData;  // unused code word or symbol 286/287
     else if (owe && value > mpos)
-      err = PageResult::kBadData;  // reaches before the page start
+      err = PageStatus::kBadData;  // reaches before the page start
     else if ((literal || length) && (pos > page.out_size || out_len > page.out_size - pos))
-      err = PageResult::kSizeMismatch;
-    const uint32_t errs = simt::ballot(err != PageResult::kOk);
-    if (errs) return static_cast<PageResult>(simt::shfl(static_cast<uint32_t>(err), simt::ffs(errs) - 1));
+      err = PageStatus::kSizeMismatch;
+    const uint32_t errs = simt::ballot(err != PageStatus::kOk);
+    if (errs) return static_cast<PageStatus>(simt::shfl(static_cast<uint32_t>(err), simt::ffs(errs) - 1));
 
-    if (active) consume(bits, entry_len(e) + entry_extra(e));
+    if (active) consume(bits, entry_codelen(e) + entry_extra(e));
     if (literal) page.out[pos] = static_cast<uint8_t>(entry_value(e));
     if (owe) sm.match_dist[slot] = static_cast<uint16_t>(value);
     const uint32_t lengths = simt::ballot(length);
@@ -321,17 +321,17 @@ GDFS_DEV PageResult Decoder::huffman_block() {
     nmatch += simt::popc(lengths);
     opos += simt::shfl(incl, 31);
     refill(bits, words);
-    if (any_overrun(bits)) return PageResult::kBadData;
+    if (any_overrun(bits)) return PageStatus::kBadData;
     if (eob_seen) break;  // that was the round for distances owed at the end of the block
     if (eob_lane < 32) {
       eob_seen = true;
       if (!simt::ballot(owe)) break;
     }
   }
-  return PageResult::kOk;
+  return PageStatus::kOk;
 }
 
-GDFS_DEV PageResult Decoder::run() {
+GDFS_DEV PageStatus Decoder::run() {
   const unsigned lane = simt::lane_id();
   words.in = page.in;
   words.nwords = page.in_size / 4;
@@ -342,37 +342,37 @@ GDFS_DEV PageResult Decoder::run() {
   words.next = 32;
   for (bool final_block = false; !final_block;) {
     const uint32_t hdr = lane0_bits(3);
-    if (any_overrun(bits)) return PageResult::kBadData;
+    if (any_overrun(bits)) return PageStatus::kBadData;
     final_block = hdr & 1;
-    PageResult r = PageResult::kBadData;
+    PageStatus r = PageStatus::kBadData;
     switch (hdr >> 1) {
       case 0:
         r = stored_block();
         break;
       case 1:
-        r = build_fixed_tables() ? huffman_block() : PageResult::kBadData;
+        r = build_fixed_tables() ? huffman_block() : PageStatus::kBadData;
         break;
       case 2:
         r = read_dynamic_tables();
-        if (r == PageResult::kOk) r = huffman_block();
+        if (r == PageStatus::kOk) r = huffman_block();
         break;
       default:
         break;  // BTYPE 3 is reserved
     }
-    if (r != PageResult::kOk) return r;
+    if (r != PageStatus::kOk) return r;
   }
-  if (words.next != words.nwords) return PageResult::kBadData;  // trailing words (docs/GDEFLATE.md)
-  if (opos != page.out_size) return PageResult::kSizeMismatch;
+  if (words.next != words.nwords) return PageStatus::kBadData;  // trailing words (docs/GDEFLATE.md)
+  if (opos != page.out_size) return PageStatus::kSizeMismatch;
   resolve_matches(sm, nmatch, page.out);
-  return PageResult::kOk;
+  return PageStatus::kOk;
 }
 
 }  // namespace gdw
 
 // Decodes one GDeflate page with the calling warp; every lane returns the same result.
-GDFS_DEV PageResult gdeflate_decode_warp(const DevicePage& page, GdeflateSmem& sm) {
-  if (page.out_size > kMaxPageBytes) return PageResult::kSizeMismatch;
-  if (page.in_size % 4 != 0 || page.in_size < 4 * 32) return PageResult::kBadData;
+GDFS_DEV PageStatus gdeflate_decode_warp(const DevicePage& page, GdeflateSmem& sm) {
+  if (page.out_size > kMaxPageBytes) return PageStatus::kSizeMismatch;
+  if (page.in_size % 4 != 0 || page.in_size < 4 * 32) return PageStatus::kBadData;
   gdw::Decoder d{sm, page, {}, {}};
   return d.run();
 }

@@ -17,8 +17,8 @@ union WarpSmem {
 };
 
 // Stored pages: a straight copy, in 16-byte vectors when both sides allow it.
-GDFS_DEV PageResult copy_page_warp(const DevicePage& p) {
-  if (p.in_size != p.out_size) return PageResult::kSizeMismatch;
+GDFS_DEV PageStatus copy_page_warp(const DevicePage& p) {
+  if (p.in_size != p.out_size) return PageStatus::kSizeMismatch;
   const unsigned lane = simt::lane_id();
   uint32_t done = 0;
 #if defined(__CUDACC__)
@@ -31,12 +31,12 @@ GDFS_DEV PageResult copy_page_warp(const DevicePage& p) {
   }
 #endif
   for (uint32_t i = done + lane; i < p.out_size; i += 32) p.out[i] = p.in[i];
-  return PageResult::kOk;
+  return PageStatus::kOk;
 }
 
 // Zero pages (holes, or pages a caller knows are zero): no input at all.
-GDFS_DEV PageResult zero_page_warp(const DevicePage& p) {
-  if (p.in_size != 0) return PageResult::kBadData;
+GDFS_DEV PageStatus zero_page_warp(const DevicePage& p) {
+  if (p.in_size != 0) return PageStatus::kBadData;
   const unsigned lane = simt::lane_id();
   uint32_t done = 0;
 #if defined(__CUDACC__)
@@ -48,22 +48,22 @@ GDFS_DEV PageResult zero_page_warp(const DevicePage& p) {
   }
 #endif
   for (uint32_t i = done + lane; i < p.out_size; i += 32) p.out[i] = 0;
-  return PageResult::kOk;
+  return PageStatus::kOk;
 }
 
-GDFS_DEV PageResult decode_page_warp(const DevicePage& p, WarpSmem& sm) {
-  if (p.out_size > kMaxPageBytes) return PageResult::kSizeMismatch;
-  switch (static_cast<PageCodec>(p.codec)) {
-    case PageCodec::kZero:
+GDFS_DEV PageStatus decode_page_warp(const DevicePage& p, WarpSmem& sm) {
+  if (p.out_size > kMaxPageBytes) return PageStatus::kSizeMismatch;
+  switch (static_cast<uint8_t>(p.codec)) {  // any byte: the caller's pages are not trusted
+    case kZeroFill:
       return zero_page_warp(p);
-    case PageCodec::kStored:
+    case format::kCodecStored:
       return copy_page_warp(p);
-    case PageCodec::kGDeflate:
+    case format::kCodecGDeflate:
       return gdeflate_decode_warp(p, sm.gdeflate);
-    case PageCodec::kBitpack:
+    case format::kCodecBitpack:
       return bitpack_decode_warp(p, sm.bitpack);
   }
-  return PageResult::kUnsupported;
+  return PageStatus::kUnsupported;
 }
 
 }  // namespace gdfs::gpu

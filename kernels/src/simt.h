@@ -105,8 +105,4 @@ GDFS_DEV uint32_t inclusive_sum(uint32_t x) {
   }
   return x;
 }
-// The value held by the lowest lane whose bit is set in `mask` (mask nonzero, uniform).
-GDFS_DEV uint32_t from_first(uint32_t v, uint32_t mask) {
-  return shfl(v, ffs(mask) - 1);
-}
 }  // namespace gdfs::gpu::simt

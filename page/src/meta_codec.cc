@@ -302,7 +302,7 @@ Decoded inflate(const format::Superblock& sb, std::span<const uint8_t> region, s
         std::memcpy(dst, region.data() + b.src, b.usize);
       else
         failed[first + k] =
-            decs[w].decompress(region.data() + b.src, b.csize, dst, b.usize) != gdeflate::Status::kOk;
+            decs[w].decompress(region.data() + b.src, b.csize, dst, b.usize) != PageStatus::kOk;
     });
     if (const auto bad = std::find(failed.begin() + first, failed.begin() + end, 1);
         bad != failed.begin() + end)

@@ -19,24 +19,6 @@ std::string codec_name(uint8_t codec) {
   return "codec " + std::to_string(codec);
 }
 
-const char* page_status_message(PageStatus s) {
-  switch (s) {
-    case PageStatus::kOk:
-      return "ok";
-    case PageStatus::kIoError:
-      return "read error";
-    case PageStatus::kStoredChecksum:
-      return "stored-bytes checksum mismatch (image damaged)";
-    case PageStatus::kDecodeError:
-      return "page does not decode";
-    case PageStatus::kChecksum:
-      return "page checksum mismatch";
-    case PageStatus::kUnsupportedCodec:
-      return "unsupported page codec";
-  }
-  return "unknown page status";
-}
-
 struct PageDecoder::Impl {
   explicit Impl(gdeflate::DecodePath g, bitpack::DecodePath b) : gdeflate(g), bitpack_path(b) {}
   gdeflate::Decompressor gdeflate;
@@ -55,41 +37,33 @@ uint8_t* PageDecoder::stored_buffer(size_t n) {
   return impl_->stored.data();
 }
 
-CodecResult PageDecoder::decode_codec(uint8_t codec, uint16_t param, const uint8_t* in, size_t in_size,
-                                      uint8_t* out, size_t out_size) {
+PageStatus PageDecoder::decode_codec(uint8_t codec, uint16_t param, const uint8_t* in, size_t in_size,
+                                     uint8_t* out, size_t out_size) {
   switch (codec) {
     case format::kCodecStored:
-      if (in_size != out_size) return CodecResult::kSizeMismatch;
+      if (in_size != out_size) return PageStatus::kSizeMismatch;
       std::memcpy(out, in, out_size);
-      return CodecResult::kOk;
+      return PageStatus::kOk;
     case format::kCodecGDeflate:
-      switch (impl_->gdeflate.decompress(in, in_size, out, out_size)) {
-        case gdeflate::Status::kOk:
-          return CodecResult::kOk;
-        case gdeflate::Status::kSizeMismatch:
-          return CodecResult::kSizeMismatch;
-        default:
-          return CodecResult::kBadData;
-      }
+      return impl_->gdeflate.decompress(in, in_size, out, out_size);
     case format::kCodecBitpack: {
       const auto p = bitpack::from_param(param);  // Image::open validated it; a bare entry may not be
-      if (!p) return CodecResult::kUnsupported;
-      const bitpack::Status s = bitpack::decompress(in, in_size, *p, out, out_size, impl_->bitpack_path);
-      return s == bitpack::Status::kOk ? CodecResult::kOk : CodecResult::kBadData;
+      if (!p) return PageStatus::kUnsupported;
+      return bitpack::decompress(in, in_size, *p, out, out_size, impl_->bitpack_path);
     }
   }
-  return CodecResult::kUnsupported;
+  return PageStatus::kUnsupported;
 }
 
 PageStatus PageDecoder::decode(const format::PageEntry& e, const uint8_t* stored, uint8_t* out) {
   if (checksum32(stored, e.csize) != e.ccheck) return PageStatus::kStoredChecksum;
   switch (decode_codec(e.codec, e.param, stored, e.csize, out, e.usize)) {
-    case CodecResult::kOk:
+    case PageStatus::kOk:
       break;
-    case CodecResult::kUnsupported:
+    case PageStatus::kUnsupported:
       // A bitpack parameter this build cannot read is damage (the format defines them all); an
       // unknown codec number is a newer image.
-      return e.codec == format::kCodecBitpack ? PageStatus::kDecodeError : PageStatus::kUnsupportedCodec;
+      return e.codec == format::kCodecBitpack ? PageStatus::kDecodeError : PageStatus::kUnsupported;
     default:
       return PageStatus::kDecodeError;
   }

@@ -203,7 +203,7 @@ FileStat Reader::stat(uint32_t ino) const {
   st.size = in.size;
   st.mtime_ns = int64_t{a.mtime_sec} * 1000000000 + a.mtime_nsec;
   const uint32_t type = a.mode & format::kTypeMask;
-  if (type == format::kTypeChr || type == format::kTypeBlk) st.rdev = makedev(in.a, in.b);
+  if (type == format::kTypeChr || type == format::kTypeBlk) st.rdev = makedev(in.rdev_major, in.rdev_minor);
   st.blocks = (allocated_bytes(img, ino) + 511) / 512;
   st.blksize = img.page_size();
   return st;

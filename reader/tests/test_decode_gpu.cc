@@ -49,8 +49,7 @@ class FaultyDevice final : public DecodeDevice {
  public:
   explicit FaultyDevice(Faults& f) : f_(f), inner_(make_cpu_decode_device()) {}
 
-  bool decode(std::span<const DeviceJob> pages, std::span<gpu::PageResult> results,
-              std::string& err) override {
+  bool decode(std::span<const DeviceJob> pages, std::span<PageStatus> results, std::string& err) override {
     ++f_.batches;
     f_.pages += pages.size();
     {
@@ -60,13 +59,13 @@ class FaultyDevice final : public DecodeDevice {
     std::this_thread::sleep_for(f_.delay);
     if (int n = f_.fail_batches.load(); n != 0) {
       if (n > 0) --f_.fail_batches;
-      std::fill(results.begin(), results.end(), gpu::PageResult::kNotRun);
+      std::fill(results.begin(), results.end(), PageStatus::kNotRun);
       err = "injected failure";
       return false;
     }
     inner_->decode(pages, results, err);
     for (size_t i = 0; i < pages.size(); ++i) {
-      if (f_.bad.count(pages[i].entry->offset)) results[i] = gpu::PageResult::kBadData;
+      if (f_.bad.count(pages[i].entry->offset)) results[i] = PageStatus::kBadData;
       if (f_.corrupt.count(pages[i].entry->offset)) pages[i].out[7] ^= 0x40;
     }
     return true;

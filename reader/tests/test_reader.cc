@@ -381,12 +381,12 @@ class FaultyDevice final : public engine::DeviceMemory {
   bool copy(void* d, const void* s, size_t n, void* st, std::string& e) override {
     return inner_->copy(d, s, n, st, e);
   }
-  bool decode(std::span<const gpu::DevicePage> pages, std::span<gpu::PageResult> results, void* st,
+  bool decode(std::span<const gpu::DevicePage> pages, std::span<PageStatus> results, void* st,
               std::string& e) override {
     if (!inner_->decode(pages, results, st, e)) return false;
     for (size_t i = 0; i < pages.size(); i += 2) {
       std::memset(pages[i].out, 0x5A, pages[i].out_size);
-      results[i] = gpu::PageResult::kBadData;
+      results[i] = PageStatus::kBadData;
     }
     garbled += (pages.size() + 1) / 2;
     return true;

@@ -1,7 +1,7 @@
 // libFuzzer harness for the bitpack page codec. Input: a 2-byte little-endian PageEntry::param, a 3-byte
 // little-endian decoded size (its low 17 bits; values above 64 KiB wrap to 16 bits), then the bytes.
 // 1. The bytes are decoded as a page by every decoder path the CPU has (portable, AVX2, AVX-512) into
-//    exact-size buffers: each must return a status (kBadParam exactly when the param is invalid), stay
+//    exact-size buffers: each must return a status (kUnsupported exactly when the param is invalid), stay
 //    inside its buffers (ASan), and all must agree on the status and, when it is kOk, on the bytes.
 // 2. With a valid param, the same bytes (at most 64 KiB) are encoded and must decode back exactly, at
 //    the size compressed_size() promised and within compress_bound().
@@ -17,6 +17,7 @@
 namespace {
 
 namespace bp = gdfs::bitpack;
+using gdfs::PageStatus;
 
 std::unique_ptr<uint8_t[]> copy(const uint8_t* p, size_t n) {
   std::unique_ptr<uint8_t[]> b(new uint8_t[n]);  // exact size, so ASan sees one byte too far
@@ -44,12 +45,12 @@ const std::vector<bp::DecodePath>& paths() {
 void decode_all(const uint8_t* in, size_t n, const bp::Params& p, size_t out_size) {
   auto page = copy(in, n);
   std::unique_ptr<uint8_t[]> a(new uint8_t[out_size]), b(new uint8_t[out_size]);
-  const bp::Status s = bp::decompress(page.get(), n, p, a.get(), out_size, bp::DecodePath::kPortable);
-  if ((s == bp::Status::kBadParam) == bp::valid(p)) std::abort();
+  const PageStatus s = bp::decompress(page.get(), n, p, a.get(), out_size, bp::DecodePath::kPortable);
+  if ((s == PageStatus::kUnsupported) == bp::valid(p)) std::abort();
   for (bp::DecodePath path : paths()) {
-    const bp::Status t = bp::decompress(page.get(), n, p, b.get(), out_size, path);
+    const PageStatus t = bp::decompress(page.get(), n, p, b.get(), out_size, path);
     if (s != t) std::abort();
-    if (s == bp::Status::kOk && out_size && std::memcmp(a.get(), b.get(), out_size) != 0) std::abort();
+    if (s == PageStatus::kOk && out_size && std::memcmp(a.get(), b.get(), out_size) != 0) std::abort();
   }
 }
 
@@ -61,7 +62,7 @@ void round_trip(const uint8_t* data, size_t n, const bp::Params& p) {
   if (bp::compress(in.get(), n, p, page.get(), expect) != expect) std::abort();
   std::unique_ptr<uint8_t[]> out(new uint8_t[n]);
   for (bp::DecodePath path : paths()) {
-    if (bp::decompress(page.get(), expect, p, out.get(), n, path) != bp::Status::kOk) std::abort();
+    if (bp::decompress(page.get(), expect, p, out.get(), n, path) != PageStatus::kOk) std::abort();
     if (n && std::memcmp(out.get(), in.get(), n) != 0) std::abort();
   }
 }

@@ -13,9 +13,10 @@
 namespace {
 
 namespace gg = gdfs::gdeflate;
+using gdfs::PageStatus;
 
-bool valid(gg::Status s) {
-  return s == gg::Status::kOk || s == gg::Status::kBadData || s == gg::Status::kSizeMismatch;
+bool valid(PageStatus s) {
+  return s == PageStatus::kOk || s == PageStatus::kBadData || s == PageStatus::kSizeMismatch;
 }
 
 }  // namespace
@@ -33,12 +34,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Reused across inputs: state left by earlier (failed) decodes must not matter.
   static gg::Decompressor scalar(gg::DecodePath::kScalar), avx2(gg::DecodePath::kAvx2),
       avx512(gg::DecodePath::kAvx512);
-  const gg::Status s = scalar.decompress(in.get(), in_size, out_scalar.get(), out_size);
+  const PageStatus s = scalar.decompress(in.get(), in_size, out_scalar.get(), out_size);
   if (!valid(s)) std::abort();
   for (gg::Decompressor* d : {&avx2, &avx512}) {
-    const gg::Status t = d->decompress(in.get(), in_size, out_simd.get(), out_size);
+    const PageStatus t = d->decompress(in.get(), in_size, out_simd.get(), out_size);
     if (t != s) std::abort();
-    if (s == gg::Status::kOk && out_size && std::memcmp(out_scalar.get(), out_simd.get(), out_size) != 0) {
+    if (s == PageStatus::kOk && out_size && std::memcmp(out_scalar.get(), out_simd.get(), out_size) != 0) {
       std::abort();
     }
   }

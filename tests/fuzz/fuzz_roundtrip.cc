@@ -9,6 +9,7 @@
 #include "gdfs/gdeflate.h"
 
 namespace gg = gdfs::gdeflate;
+using gdfs::PageStatus;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
@@ -34,7 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   std::unique_ptr<uint8_t[]> out(new uint8_t[n]);
   gg::Decompressor d;
-  if (d.decompress(again.get(), page_size, out.get(), n) != gg::Status::kOk) std::abort();
+  if (d.decompress(again.get(), page_size, out.get(), n) != PageStatus::kOk) std::abort();
   if (n && std::memcmp(out.get(), in.get(), n) != 0) std::abort();
   return 0;
 }

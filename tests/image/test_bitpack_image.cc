@@ -170,7 +170,7 @@ TEST(BitpackChoice, StereoPageGetsStrideTwoAndIsSmallerThanStrideOne) {
   std::vector<uint8_t> back(page.size());
   ASSERT_EQ(bitpack::decompress(a.bytes.data(), a.bytes.size(), *bitpack::from_param(a.param), back.data(),
                                 back.size()),
-            bitpack::Status::kOk);
+            PageStatus::kOk);
   EXPECT_EQ(back, page);
 }
 

@@ -286,7 +286,7 @@ TEST_F(Corrupt, CraftedRecordsAreRefused) {
       {"bad attribute index", [](U& u) { u.record<Inode>(kSecInodes, 1)->attr = 1u << 30; }},
       {"attribute with an unknown type", [](U& u) { u.record<Attr>(kSecAttrs)->mode = 0170644; }},
       {"attribute with bad nanoseconds", [](U& u) { u.record<Attr>(kSecAttrs)->mtime_nsec = 1000000000; }},
-      {"root entries out of range", [](U& u) { u.record<Inode>(kSecInodes)->b = 1u << 30; }},
+      {"root entries out of range", [](U& u) { u.record<Inode>(kSecInodes)->dirent_count = 1u << 30; }},
       {"dirent to a bad inode", [](U& u) { u.record<Dirent>(kSecDirents)->ino = 1u << 30; }},
       {"dirent to the root", [](U& u) { u.record<Dirent>(kSecDirents)->ino = 1; }},
       {"dirent name out of the blob", [](U& u) { u.record<Dirent>(kSecDirents)->name = 1u << 30; }},
@@ -305,14 +305,15 @@ TEST_F(Corrupt, CraftedRecordsAreRefused) {
          Inode* root = u.record<Inode>(kSecInodes, 0);
          for (size_t i = 1; i < u.sb.inode_count; ++i) {
            Inode* in = u.record<Inode>(kSecInodes, i);
-           if (type_of(u, i) == kTypeDir) in->a = root->a, in->b = root->b;
+           if (type_of(u, i) == kTypeDir)
+             in->first_dirent = root->first_dirent, in->dirent_count = root->dirent_count;
          }
        }},
       {"tail offset past its pack",
        [](U& u) {
          for (size_t i = 0; i < u.sb.inode_count; ++i) {
            Inode* in = u.record<Inode>(kSecInodes, i);
-           if (type_of(u, i) == kTypeReg && in->b != kNone) in->c = 70000;
+           if (type_of(u, i) == kTypeReg && in->tail_entry != kNone) in->tail_offset = 70000;
          }
        }},
   };

@@ -244,7 +244,7 @@ void expect_ours_decode(std::vector<gd::Decompressor>& decoders, const Bytes& pa
                         const std::string& what) {
   for (gd::Decompressor& d : decoders) {
     ExactBuf in(page), out(want.size());
-    EXPECT_EQ(d.decompress(in.data(), in.size(), out.data(), out.size()), gd::Status::kOk)
+    EXPECT_EQ(d.decompress(in.data(), in.size(), out.data(), out.size()), PageStatus::kOk)
         << what << ", " << page.size() << "-byte page";
     EXPECT_EQ(out.bytes(), want) << what;
   }
@@ -358,7 +358,7 @@ void check_image_page(const HostGdeflate& nv, const Image& img, size_t i, gd::De
   ASSERT_TRUE(img.read_stored(e, stored.data())) << "page " << i;
   ASSERT_EQ(checksum32(stored.data(), stored.size()), e.ccheck) << "page " << i;
   Bytes mine(e.usize);
-  ASSERT_EQ(ours.decompress(stored.data(), stored.size(), mine.data(), mine.size()), gd::Status::kOk)
+  ASSERT_EQ(ours.decompress(stored.data(), stored.size(), mine.data(), mine.size()), PageStatus::kOk)
       << "page " << i;
   EXPECT_EQ(checksum32(mine.data(), mine.size()), e.ucheck) << "page " << i;
   EXPECT_TRUE(nvcomp_decodes_to(nv, stored, mine)) << img.name() << " page " << i << " (" << e.csize << " -> "

@@ -18,17 +18,10 @@
 #include "gdfs/bitpack.h"
 #include "test_util.h"
 
-namespace gdfs::gpu {
-inline void PrintTo(PageResult r, std::ostream* os) {
-  *os << result_name(r);
-}
-}  // namespace gdfs::gpu
-
 namespace gdfs::test {
 namespace {
 
 namespace bp = gdfs::bitpack;
-using gpu::PageResult;
 using gpu::emu::Order;
 
 std::string describe(uint16_t param, size_t usize) {
@@ -39,27 +32,19 @@ std::string describe(uint16_t param, size_t usize) {
 }
 
 // The CPU decoder's verdict and bytes, from exact-size buffers.
-PageResult cpu_decode(const Bytes& page, uint16_t param, size_t out_size, Bytes* out) {
+PageStatus cpu_decode(const Bytes& page, uint16_t param, size_t out_size, Bytes* out) {
   const std::optional<bp::Params> p = bp::from_param(param);
-  if (!p) return PageResult::kUnsupported;
+  if (!p) return PageStatus::kUnsupported;
   const ExactBuf in(page);
   ExactBuf o(out_size);
-  const bp::Status s =
+  const PageStatus s =
       bp::decompress(in.data(), in.size(), *p, o.data(), o.size(), bp::DecodePath::kPortable);
   *out = o.bytes();
-  switch (s) {
-    case bp::Status::kOk:
-      return PageResult::kOk;
-    case bp::Status::kBadData:
-      return PageResult::kBadData;
-    case bp::Status::kBadParam:
-      return PageResult::kUnsupported;
-  }
-  return PageResult::kNotRun;
+  return s;
 }
 
 struct EmuOut {
-  PageResult result = PageResult::kNotRun;
+  PageStatus result = PageStatus::kNotRun;
   Bytes out;
 };
 
@@ -78,11 +63,11 @@ EmuOut emu_decode(const Bytes& page, uint16_t param, size_t out_size, Order orde
                           out.data(),
                           static_cast<uint32_t>(page.size()),
                           static_cast<uint32_t>(out_size),
-                          static_cast<uint8_t>(gpu::PageCodec::kBitpack),
+                          format::kCodecBitpack,
                           0,
                           param,
                           0};
-  PageResult results[32];
+  PageStatus results[32];
   const std::string err =
       gpu::emu::run_warp([&] { results[gpu::simt::lane_id()] = gpu::bitpack_decode_warp(p, sm); }, order);
   EXPECT_EQ(err, "");
@@ -95,7 +80,7 @@ EmuOut emu_decode(const Bytes& page, uint16_t param, size_t out_size, Order orde
 bool check_page(const Bytes& page, uint16_t param, size_t out_size, const std::string& what,
                 bool both_orders = true, size_t misalign = 0) {
   Bytes cpu;
-  const PageResult want = cpu_decode(page, param, out_size, &cpu);
+  const PageStatus want = cpu_decode(page, param, out_size, &cpu);
   Bytes first;
   for (Order order : {Order::kForward, Order::kReverse}) {
     if (order == Order::kReverse && !both_orders) break;
@@ -103,7 +88,7 @@ bool check_page(const Bytes& page, uint16_t param, size_t out_size, const std::s
     const char* o = order == Order::kReverse ? " (reverse order)" : "";
     EXPECT_EQ(got.result, want) << what << o;
     if (got.result != want) return false;
-    if (want == PageResult::kOk && got.out != cpu) {
+    if (want == PageStatus::kOk && got.out != cpu) {
       size_t at = 0;
       while (got.out[at] == cpu[at]) ++at;
       ADD_FAILURE() << what << o << ": bytes differ first at " << at << " (gpu " << int{got.out[at]}
@@ -226,7 +211,7 @@ TEST(EmuBitpack, RoundTripSweep) {
         const Bytes raw = make_data(kind, w, n, rng);
         const Bytes page = encode(raw, param);
         Bytes cpu;
-        ASSERT_EQ(cpu_decode(page, param, n, &cpu), PageResult::kOk) << describe(param, n);
+        ASSERT_EQ(cpu_decode(page, param, n, &cpu), PageStatus::kOk) << describe(param, n);
         ASSERT_EQ(cpu, raw);
         ASSERT_TRUE(check_page(page, param, n, describe(param, n) + " data " + std::to_string(int(kind))));
         ++pages;
@@ -392,7 +377,7 @@ TEST(EmuBitpack, CorruptPages) {
 TEST(EmuBitpack, OversizedPages) {
   const Bytes page(8, 0);
   const EmuOut got = emu_decode(page, make_param(2, false, 32, 0), gpu::kMaxPageBytes + 2, Order::kForward);
-  EXPECT_EQ(got.result, PageResult::kUnsupported);
+  EXPECT_EQ(got.result, PageStatus::kUnsupported);
   for (const uint16_t param :
        {make_param(2, true, 1, 0), make_param(4, false, 1, 0), make_param(2, false, 1024, 0)}) {
     for (const size_t in_size : {size_t{1} << 23, (size_t{1} << 23) - 1}) {

@@ -14,23 +14,10 @@
 namespace gdfs::test {
 namespace {
 
-using gpu::PageResult;
 using gpu::emu::Order;
 
-PageResult expected_result(gdeflate::Status s) {
-  switch (s) {
-    case gdeflate::Status::kOk:
-      return PageResult::kOk;
-    case gdeflate::Status::kBadData:
-      return PageResult::kBadData;
-    case gdeflate::Status::kSizeMismatch:
-      return PageResult::kSizeMismatch;
-  }
-  return PageResult::kNotRun;
-}
-
 struct EmuOut {
-  PageResult result = PageResult::kNotRun;
+  PageStatus result = PageStatus::kNotRun;
   Bytes out;
 };
 
@@ -49,11 +36,11 @@ EmuOut emu_decode(const Bytes& page, size_t out_size, Order order, size_t misali
                     out.data(),
                     static_cast<uint32_t>(page.size()),
                     static_cast<uint32_t>(out_size),
-                    static_cast<uint8_t>(gpu::PageCodec::kGDeflate),
+                    format::kCodecGDeflate,
                     0,
                     0,
                     0};
-  PageResult results[32];
+  PageStatus results[32];
   const std::string err =
       gpu::emu::run_warp([&] { results[gpu::simt::lane_id()] = gpu::gdeflate_decode_warp(p, *sm); }, order);
   EXPECT_EQ(err, "");
@@ -63,13 +50,12 @@ EmuOut emu_decode(const Bytes& page, size_t out_size, Order order, size_t misali
 
 // Compares the emulated kernel with the CPU's scalar decoder, in both lane orders.
 void check_page(const Bytes& page, size_t out_size, const std::string& what) {
-  gdeflate::Status cpu_status;
-  const Bytes cpu = decode(page, out_size, &cpu_status, gdeflate::DecodePath::kScalar);
-  const PageResult want = expected_result(cpu_status);
+  PageStatus want;
+  const Bytes cpu = decode(page, out_size, &want, gdeflate::DecodePath::kScalar);
   for (Order order : {Order::kForward, Order::kReverse}) {
     const EmuOut got = emu_decode(page, out_size, order);
     ASSERT_EQ(got.result, want) << what << (order == Order::kReverse ? " (reverse order)" : "");
-    if (want == PageResult::kOk) {
+    if (want == PageStatus::kOk) {
       ASSERT_TRUE(got.out == cpu) << what << ": bytes differ";
     }
   }
@@ -83,20 +69,20 @@ TEST(EmuGdeflate, SymbolValuesMatchTheDeflate64Tables) {
   for (unsigned s = 0; s < gd::kNumLitlenSyms; ++s) {
     const uint32_t e = gpu::gdw::symbol_entry(Alphabet::kLitlen, s);
     if (s < 256) {
-      EXPECT_EQ(e, (s << 16) | gpu::gdw::kLiteral) << s;
+      EXPECT_EQ(e, gd::make_entry(s, 0, gd::kEntryLiteral)) << s;
     } else if (s == gd::kEob) {
-      EXPECT_EQ(e, gpu::gdw::kEob);
+      EXPECT_EQ(e, gd::kEntryEob);
     } else if (s >= gd::kNumUsableLitlen) {
-      EXPECT_EQ(e, gpu::gdw::kBad) << s;
+      EXPECT_EQ(e, gd::kEntryBad) << s;
     } else {
-      EXPECT_EQ(gpu::gdw::entry_value(e), gd::kLenBase[s - 257]) << s;
-      EXPECT_EQ(gpu::gdw::entry_extra(e), gd::kLenExtra[s - 257]) << s;
+      EXPECT_EQ(gd::entry_value(e), gd::kLenBase[s - 257]) << s;
+      EXPECT_EQ(gd::entry_extra(e), gd::kLenExtra[s - 257]) << s;
     }
   }
   for (unsigned s = 0; s < gd::kNumDistSyms; ++s) {
     const uint32_t e = gpu::gdw::symbol_entry(Alphabet::kDist, s);
-    EXPECT_EQ(gpu::gdw::entry_value(e), gd::kDistBase[s]) << s;
-    EXPECT_EQ(gpu::gdw::entry_extra(e), gd::kDistExtra[s]) << s;
+    EXPECT_EQ(gd::entry_value(e), gd::kDistBase[s]) << s;
+    EXPECT_EQ(gd::entry_extra(e), gd::kDistExtra[s]) << s;
   }
 }
 
@@ -109,7 +95,7 @@ TEST(EmuGdeflate, EveryPublicVector) {
     ASSERT_TRUE(read_file(c.raw_path(), &raw));
     ASSERT_TRUE(read_file(c.gdf_path(), &gdf));
     const EmuOut got = emu_decode(gdf, raw.size(), Order::kForward);
-    ASSERT_EQ(got.result, PageResult::kOk) << c.name << " L" << c.level;
+    ASSERT_EQ(got.result, PageStatus::kOk) << c.name << " L" << c.level;
     ASSERT_TRUE(got.out == raw) << c.name << " L" << c.level;
     ++ok;
   }
@@ -123,7 +109,7 @@ TEST(EmuGdeflate, VectorsInReverseOrderAndMisaligned) {
     ASSERT_TRUE(read_file(all[i].raw_path(), &raw));
     ASSERT_TRUE(read_file(all[i].gdf_path(), &gdf));
     const EmuOut rev = emu_decode(gdf, raw.size(), Order::kReverse, 1);
-    ASSERT_EQ(rev.result, PageResult::kOk) << all[i].name;
+    ASSERT_EQ(rev.result, PageStatus::kOk) << all[i].name;
     ASSERT_TRUE(rev.out == raw) << all[i].name;
   }
 }
@@ -197,7 +183,7 @@ TEST(EmuGdeflate, WrongSizesAndShapes) {
   check_page(Bytes(page.begin(), page.end() - 1), raw.size(), "not a multiple of 4");
   check_page(Bytes(64, 0), raw.size(), "shorter than the lane words");
   const EmuOut big = emu_decode(page, 65537, Order::kForward);
-  EXPECT_EQ(big.result, PageResult::kSizeMismatch);
+  EXPECT_EQ(big.result, PageStatus::kSizeMismatch);
 }
 
 TEST(EmuGdeflate, CorruptPagesMatchTheCpu) {
@@ -211,9 +197,9 @@ TEST(EmuGdeflate, CorruptPagesMatchTheCpu) {
     const int flips = 1 + static_cast<int>(rng() % 4);
     for (int f = 0; f < flips; ++f) page[rng() % page.size()] ^= static_cast<uint8_t>(1u << (rng() % 8));
     check_page(page, raw.size(), "flipped page " + std::to_string(round));
-    gdeflate::Status s;
+    PageStatus s;
     decode(page, raw.size(), &s, gdeflate::DecodePath::kScalar);
-    differing += s != gdeflate::Status::kOk;
+    differing += s != PageStatus::kOk;
   }
   EXPECT_GT(differing, 10) << "the corruptions should mostly be detected by the codec itself";
 }

@@ -14,8 +14,6 @@ namespace gdfs::test {
 namespace {
 
 using gpu::HostPage;
-using gpu::PageCodec;
-using gpu::PageResult;
 
 class Gpu : public ::testing::Test {
  protected:
@@ -33,23 +31,15 @@ class Gpu : public ::testing::Test {
 struct Case {
   Bytes in;
   size_t out_size = 0;
-  PageCodec codec = PageCodec::kGDeflate;
+  format::Codec codec = format::kCodecGDeflate;
   uint16_t param = 0;
-  PageResult want = PageResult::kOk;
+  PageStatus want = PageStatus::kOk;
   Bytes want_bytes;  // when want == kOk
 };
 
-PageResult cpu_result(gdeflate::Status s) {
-  return s == gdeflate::Status::kOk        ? PageResult::kOk
-         : s == gdeflate::Status::kBadData ? PageResult::kBadData
-                                           : PageResult::kSizeMismatch;
-}
-
 Case gdeflate_case(Bytes page, size_t out_size) {
   Case c;
-  gdeflate::Status s;
-  c.want_bytes = decode(page, out_size, &s, gdeflate::DecodePath::kScalar);
-  c.want = cpu_result(s);
+  c.want_bytes = decode(page, out_size, &c.want, gdeflate::DecodePath::kScalar);
   c.in = std::move(page);
   c.out_size = out_size;
   return c;
@@ -57,7 +47,7 @@ Case gdeflate_case(Bytes page, size_t out_size) {
 
 Case bitpack_case(const Bytes& raw, const bitpack::Params& p) {
   Case c;
-  c.codec = PageCodec::kBitpack;
+  c.codec = format::kCodecBitpack;
   c.param = bitpack::to_param(p);
   c.in.resize(bitpack::compress_bound(raw.size(), p));
   c.in.resize(bitpack::compress(raw.data(), raw.size(), p, c.in.data(), c.in.size()));
@@ -76,12 +66,12 @@ void run_batch(gpu::BatchDecoder& dev, const std::vector<Case>& cases) {
                         outs[i].data(),     static_cast<uint32_t>(cases[i].out_size),
                         cases[i].codec,     cases[i].param};
   }
-  std::vector<PageResult> results(cases.size(), PageResult::kNotRun);
+  std::vector<PageStatus> results(cases.size(), PageStatus::kNotRun);
   std::string err;
   ASSERT_TRUE(dev.decode(pages, results, err)) << err;
   for (size_t i = 0; i < cases.size(); ++i) {
     ASSERT_EQ(results[i], cases[i].want) << "page " << i << " of " << cases.size();
-    if (cases[i].want == PageResult::kOk) {
+    if (cases[i].want == PageStatus::kOk) {
       ASSERT_TRUE(outs[i] == cases[i].want_bytes) << "page " << i << ": bytes differ";
     }
   }
@@ -108,7 +98,7 @@ TEST_F(Gpu, EveryPublicVector) {
     ASSERT_TRUE(read_file(v.raw_path(), &raw));
     ASSERT_TRUE(read_file(v.gdf_path(), &gdf));
     Case c = gdeflate_case(gdf, raw.size());
-    ASSERT_EQ(c.want, PageResult::kOk) << v.name;
+    ASSERT_EQ(c.want, PageStatus::kOk) << v.name;
     cases.push_back(std::move(c));
   }
   ASSERT_GE(cases.size(), 50u);
@@ -159,13 +149,13 @@ std::vector<Case> mixed(size_t n, size_t max_page, uint64_t seed) {
         k = gdeflate_case(encode(c, texty(size, rng())), size);
         break;
       case 1:
-        k.codec = PageCodec::kStored;
+        k.codec = format::kCodecStored;
         k.in = random_bytes(size, rng());
         k.out_size = size;
         k.want_bytes = k.in;
         break;
       case 2:
-        k.codec = PageCodec::kZero;
+        k.codec = gpu::kZeroFill;
         k.out_size = size;
         k.want_bytes.assign(size, 0);
         break;
@@ -198,14 +188,14 @@ TEST_F(Gpu, HundredThousandSmallPages) {
 
 TEST_F(Gpu, UnknownCodecAndOversizedPages) {
   std::vector<Case> cases(3);
-  cases[0].codec = static_cast<PageCodec>(9);
+  cases[0].codec = static_cast<format::Codec>(9);
   cases[0].in = Bytes(128, 0);
   cases[0].out_size = 10;
-  cases[0].want = PageResult::kUnsupported;
-  cases[1].codec = PageCodec::kStored;
+  cases[0].want = PageStatus::kUnsupported;
+  cases[1].codec = format::kCodecStored;
   cases[1].in = Bytes(10, 1);
   cases[1].out_size = 11;
-  cases[1].want = PageResult::kSizeMismatch;
+  cases[1].want = PageStatus::kSizeMismatch;
   cases[2] = mixed(1, 1000, 3)[0];
   run_batch(*dev_, cases);
 }

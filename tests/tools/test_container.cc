@@ -223,7 +223,7 @@ TEST_F(Malformed, TileDecodeFailureNamesLowestTile) {
       ADD_FAILURE() << "corrupt tiles accepted";
     } catch (const gd::ContainerError& e) {
       EXPECT_NE(std::string(e.what()).find("tile 1 of 4"), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find(gd::status_name(gd::Status::kBadData)), std::string::npos)
+      EXPECT_NE(std::string(e.what()).find(page_status_message(PageStatus::kBadData)), std::string::npos)
           << e.what();
     }
   }

@@ -1,4 +1,5 @@
-// Test-only GDeflate page writer, written from CLARIFICATIONS.md, independent of the codec's encoder.
+// Test-only GDeflate page writer, written from docs/GDEFLATE.md ("The page bitstream, in one page"),
+// independent of the codec's encoder.
 // Tests describe a page as the exact sequence of decode steps the decoder will perform (which lane
 // consumes which bits, in round and lane order); the writer lays the lanes' words out in the order the
 // `< 32` refill rule loads them. That lets a test craft valid and deliberately malformed pages.

@@ -11,10 +11,8 @@
 namespace gdfs::test {
 namespace {
 
-using gdeflate::Status;
-
-bool valid_status(Status s) {
-  return s == Status::kOk || s == Status::kBadData || s == Status::kSizeMismatch;
+bool valid_status(PageStatus s) {
+  return s == PageStatus::kOk || s == PageStatus::kBadData || s == PageStatus::kSizeMismatch;
 }
 
 struct Page {
@@ -60,19 +58,19 @@ std::vector<Page> own_pages() {
 // one). They must agree on the status of every input, and on the bytes whenever it is kOk.
 class DualDecoder {
  public:
-  Status run(const ExactBuf& in, size_t out_size, Bytes* out = nullptr) {
+  PageStatus run(const ExactBuf& in, size_t out_size, Bytes* out = nullptr) {
     ExactBuf a(out_size), b(out_size), c(out_size);
-    const Status s = scalar_.decompress(in.data(), in.size(), a.data(), a.size());
-    const Status t = simd_.decompress(in.data(), in.size(), b.data(), b.size());
-    const Status u = avx2_.decompress(in.data(), in.size(), c.data(), c.size());
+    const PageStatus s = scalar_.decompress(in.data(), in.size(), a.data(), a.size());
+    const PageStatus t = simd_.decompress(in.data(), in.size(), b.data(), b.size());
+    const PageStatus u = avx2_.decompress(in.data(), in.size(), c.data(), c.size());
     EXPECT_TRUE(valid_status(s) && valid_status(t) && valid_status(u));
     EXPECT_EQ(s, t) << "scalar and AVX-512 decoders disagree";
     EXPECT_EQ(s, u) << "scalar and AVX2 decoders disagree";
-    if (s == Status::kOk && t == Status::kOk) {
+    if (s == PageStatus::kOk && t == PageStatus::kOk) {
       EXPECT_TRUE(std::equal(a.data(), a.data() + out_size, b.data()))
           << "AVX-512 decoder produces other bytes";
     }
-    if (s == Status::kOk && u == Status::kOk) {
+    if (s == PageStatus::kOk && u == PageStatus::kOk) {
       EXPECT_TRUE(std::equal(a.data(), a.data() + out_size, c.data())) << "AVX2 decoder produces other bytes";
     }
     if (out) *out = a.bytes();
@@ -87,8 +85,8 @@ class DualDecoder {
 void check_truncations(const Page& p, size_t step) {
   DualDecoder d;
   for (size_t len = 0; len < p.gdf.size(); len += step) {
-    const Status s = d.run(ExactBuf(p.gdf.data(), len), p.raw.size());
-    ASSERT_NE(s, Status::kOk) << p.name << " truncated to " << len;
+    const PageStatus s = d.run(ExactBuf(p.gdf.data(), len), p.raw.size());
+    ASSERT_NE(s, PageStatus::kOk) << p.name << " truncated to " << len;
   }
 }
 
@@ -117,10 +115,10 @@ void check_bit_flips(const Page& p, size_t max_flips, uint64_t seed) {
     const size_t bit = nbits <= max_flips ? k : rng() % nbits;
     ExactBuf in(p.gdf);
     in.data()[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
-    oks += d.run(in, p.raw.size()) == Status::kOk;
+    oks += d.run(in, p.raw.size()) == PageStatus::kOk;
     if (k % 64 == 0) {
       Bytes out;
-      ASSERT_EQ(d.run(ExactBuf(p.gdf), p.raw.size(), &out), Status::kOk) << p.name;
+      ASSERT_EQ(d.run(ExactBuf(p.gdf), p.raw.size(), &out), PageStatus::kOk) << p.name;
       ASSERT_TRUE(out == p.raw) << p.name << " after flip of bit " << bit;
     }
     if (::testing::Test::HasFailure()) return;  // one report per page is enough
@@ -164,11 +162,11 @@ TEST(Corruption, GarbageOfManySizes) {
   uint64_t seed = 0;
   for (size_t n : sizes) {
     for (size_t out_size : {size_t{0}, size_t{1}, size_t{100}, n, size_t{65536}, size_t{65537}}) {
-      const Status s = d.run(ExactBuf(random_bytes(n, ++seed)), out_size);
+      const PageStatus s = d.run(ExactBuf(random_bytes(n, ++seed)), out_size);
       // docs/GDEFLATE.md: not whole words, or too short for the first refill, is bad data.
       // (An expected size over 64 KiB is a size mismatch first; either check may win there.)
       if ((n % 4 != 0 || n < 132) && out_size <= gdeflate::kMaxPageBytes) {
-        ASSERT_EQ(s, Status::kBadData) << n << " bytes can't be a page";
+        ASSERT_EQ(s, PageStatus::kBadData) << n << " bytes can't be a page";
       }
     }
   }
@@ -180,7 +178,7 @@ TEST(Corruption, AllZeroAndAllOnesInputs) {
     for (size_t n : {0u, 4u, 128u, 132u, 136u, 1024u, 65536u, 65672u, 70000u}) {
       for (size_t out_size : {0u, 1u, 32u, 65536u}) {
         // All zeros is an endless chain of empty non-final stored blocks; all ones is BTYPE 3.
-        EXPECT_EQ(d.run(ExactBuf(Bytes(n, fill)), out_size), Status::kBadData)
+        EXPECT_EQ(d.run(ExactBuf(Bytes(n, fill)), out_size), PageStatus::kBadData)
             << int{fill} << " x " << n << " -> " << out_size;
       }
     }

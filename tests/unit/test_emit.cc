@@ -162,7 +162,7 @@ TEST(Emit, SimdAndScalarLayOutTheSameBytes) {
         const Bytes a = emit_page(data, t, true, lead), b = emit_page(data, t, false, lead);
         ASSERT_EQ(a, b) << match_percent << "% matches, " << n_tokens << " tokens, lead " << lead;
         Bytes back(full.size());
-        ASSERT_EQ(d.decompress(a.data(), a.size(), back.data(), back.size()), Status::kOk);
+        ASSERT_EQ(d.decompress(a.data(), a.size(), back.data(), back.size()), PageStatus::kOk);
         ASSERT_EQ(back, full);
       }
     }

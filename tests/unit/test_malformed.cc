@@ -11,10 +11,8 @@
 namespace gdfs::test {
 namespace {
 
-using gdeflate::Status;
-
-Status decode_status(const std::vector<uint8_t>& page, size_t out_size, Bytes* out = nullptr) {
-  Status s;
+PageStatus decode_status(const std::vector<uint8_t>& page, size_t out_size, Bytes* out = nullptr) {
+  PageStatus s;
   Bytes b = decode_both(page, out_size, &s);  // the two decoder paths must agree
   if (out) *out = std::move(b);
   return s;
@@ -44,7 +42,7 @@ TEST(Crafted, StoredPagesDecodeAndHaveStoredSize) {
     const auto page = stored_page(raw);
     EXPECT_EQ(page.size(), gdeflate::stored_size(n)) << n;
     Bytes out;
-    ASSERT_EQ(decode_status(page, n, &out), Status::kOk) << n;
+    ASSERT_EQ(decode_status(page, n, &out), PageStatus::kOk) << n;
     EXPECT_TRUE(out == raw) << n;
   }
 }
@@ -58,7 +56,8 @@ TEST(Crafted, LevelZeroEqualsIndependentStoredWriter) {
 }
 
 // Fixed-Huffman page: round 0 = lane 0 'a', lane 1 a length (litlen `len_sym` + `extra`), lane 2 EOB;
-// round 1 = lane 1's distance, which it still owes after the EOB (CLARIFICATIONS §7, lanes before e).
+// round 1 = lane 1's distance, which it still owes after the EOB (docs/GDEFLATE.md,
+// "The page bitstream, in one page": Data rounds, lanes before e).
 std::vector<uint8_t> fixed_page(unsigned len_sym, uint32_t extra, unsigned nextra, unsigned dist_sym,
                                 uint32_t dist_extra = 0, unsigned dist_nextra = 0) {
   GdfWriter w;
@@ -72,51 +71,52 @@ std::vector<uint8_t> fixed_page(unsigned len_sym, uint32_t extra, unsigned nextr
 
 TEST(Crafted, FixedBlockMatchAfterEndOfBlock) {
   Bytes out;
-  ASSERT_EQ(decode_status(fixed_page(257, 0, 0, 0), 4, &out), Status::kOk);  // length 3, distance 1
+  ASSERT_EQ(decode_status(fixed_page(257, 0, 0, 0), 4, &out), PageStatus::kOk);  // length 3, distance 1
   EXPECT_TRUE(out == as_bytes("aaaa"));
   // DEFLATE64 length code 285: 16 extra bits, base 3; 255 gives length 258.
-  ASSERT_EQ(decode_status(fixed_page(285, 0, 16, 0), 4, &out), Status::kOk);
+  ASSERT_EQ(decode_status(fixed_page(285, 0, 16, 0), 4, &out), PageStatus::kOk);
   EXPECT_TRUE(out == as_bytes("aaaa"));
-  ASSERT_EQ(decode_status(fixed_page(285, 255, 16, 0), 259, &out), Status::kOk);
+  ASSERT_EQ(decode_status(fixed_page(285, 255, 16, 0), 259, &out), PageStatus::kOk);
   EXPECT_TRUE(out == Bytes(259, 'a'));
-  ASSERT_EQ(decode_status(fixed_page(285, 65532, 16, 0), 65536, &out), Status::kOk);
+  ASSERT_EQ(decode_status(fixed_page(285, 65532, 16, 0), 65536, &out), PageStatus::kOk);
   EXPECT_TRUE(out == Bytes(65536, 'a'));
 }
 
 TEST(Crafted, LitlenSymbols286And287AreRejected) {
   // Same bit lengths as the valid 285 page above; only the symbol differs.
-  EXPECT_EQ(decode_status(fixed_page(286, 0, 16, 0), 4), Status::kBadData);
-  EXPECT_EQ(decode_status(fixed_page(287, 0, 16, 0), 4), Status::kBadData);
-  EXPECT_EQ(decode_status(fixed_page(286, 0, 0, 0), 4), Status::kBadData);
-  EXPECT_EQ(decode_status(fixed_page(287, 0, 0, 0), 4), Status::kBadData);
+  EXPECT_EQ(decode_status(fixed_page(286, 0, 16, 0), 4), PageStatus::kBadData);
+  EXPECT_EQ(decode_status(fixed_page(287, 0, 16, 0), 4), PageStatus::kBadData);
+  EXPECT_EQ(decode_status(fixed_page(286, 0, 0, 0), 4), PageStatus::kBadData);
+  EXPECT_EQ(decode_status(fixed_page(287, 0, 0, 0), 4), PageStatus::kBadData);
 }
 
 TEST(Crafted, DistanceBeforePageStartIsRejected) {
   // The match starts at output position 1, so only distance 1 is legal.
-  EXPECT_EQ(decode_status(fixed_page(257, 0, 0, 1), 4), Status::kBadData);        // distance 2
-  EXPECT_EQ(decode_status(fixed_page(257, 0, 0, 4, 1, 1), 4), Status::kBadData);  // distance 6
-  EXPECT_EQ(decode_status(fixed_page(257, 0, 0, 29, 8191, 13), 4), Status::kBadData);
-  EXPECT_EQ(decode_status(fixed_page(257, 0, 0, 30, 0, 14), 4), Status::kBadData);  // DEFLATE64 codes
-  EXPECT_EQ(decode_status(fixed_page(257, 0, 0, 31, 16383, 14), 4), Status::kBadData);
+  EXPECT_EQ(decode_status(fixed_page(257, 0, 0, 1), 4), PageStatus::kBadData);        // distance 2
+  EXPECT_EQ(decode_status(fixed_page(257, 0, 0, 4, 1, 1), 4), PageStatus::kBadData);  // distance 6
+  EXPECT_EQ(decode_status(fixed_page(257, 0, 0, 29, 8191, 13), 4), PageStatus::kBadData);
+  EXPECT_EQ(decode_status(fixed_page(257, 0, 0, 30, 0, 14), 4), PageStatus::kBadData);  // DEFLATE64 codes
+  EXPECT_EQ(decode_status(fixed_page(257, 0, 0, 31, 16383, 14), 4), PageStatus::kBadData);
   // A match as the very first symbol has nothing to copy from.
   GdfWriter w;
   w.block_header(true, 1);
   w.code(0, fixed_litlen(257));
   w.code(1, fixed_litlen(256));
   w.code(0, fixed_dist(0));
-  EXPECT_EQ(decode_status(w.finish(), 3), Status::kBadData);
+  EXPECT_EQ(decode_status(w.finish(), 3), PageStatus::kBadData);
 }
 
 TEST(Crafted, MatchLongerThanOutputIsRejected) {
   // Well-formed, but the copy would run past the caller's buffer.
   const auto page = fixed_page(285, 1000, 16, 0);  // 'a' + 1003 copies
-  EXPECT_EQ(decode_status(page, 1004), Status::kOk);
-  EXPECT_EQ(decode_status(page, 10), Status::kSizeMismatch);
-  EXPECT_EQ(decode_status(page, 1003), Status::kSizeMismatch);
+  EXPECT_EQ(decode_status(page, 1004), PageStatus::kOk);
+  EXPECT_EQ(decode_status(page, 10), PageStatus::kSizeMismatch);
+  EXPECT_EQ(decode_status(page, 1003), PageStatus::kSizeMismatch);
 }
 
 TEST(Crafted, PendingDistanceOfLaterLaneIsDecodedInEobRound) {
-  // CLARIFICATIONS §7: lanes after e that owe a distance from round R-1 still decode it in round R.
+  // docs/GDEFLATE.md, "The page bitstream, in one page": Data rounds. Lanes after e that owe a distance
+  // from round R-1 still decode it in round R.
   GdfWriter w;
   w.block_header(true, 1);
   Bytes expect;
@@ -132,7 +132,7 @@ TEST(Crafted, PendingDistanceOfLaterLaneIsDecodedInEobRound) {
   w.code(0, fixed_litlen(256));
   w.code(2, fixed_dist(1));  // distance 2
   Bytes out;
-  ASSERT_EQ(decode_status(w.finish(), expect.size(), &out), Status::kOk);
+  ASSERT_EQ(decode_status(w.finish(), expect.size(), &out), PageStatus::kOk);
   EXPECT_TRUE(out == expect);
 }
 
@@ -146,14 +146,14 @@ TEST(Crafted, StoredThenFixedBlocksStartAtLaneZero) {
   w.code(1, fixed_litlen(256));
   Bytes out, expect = data;
   expect.push_back('z');
-  ASSERT_EQ(decode_status(w.finish(), 38, &out), Status::kOk);
+  ASSERT_EQ(decode_status(w.finish(), 38, &out), PageStatus::kOk);
   EXPECT_TRUE(out == expect);
 }
 
 TEST(Crafted, ReservedBlockTypeIsRejected) {
   GdfWriter w;
   w.block_header(true, 3);
-  EXPECT_EQ(decode_status(w.finish(), 0), Status::kBadData);
+  EXPECT_EQ(decode_status(w.finish(), 0), PageStatus::kBadData);
 }
 
 TEST(Crafted, StoredLengthBeyondOutputIsRejected) {
@@ -161,9 +161,9 @@ TEST(Crafted, StoredLengthBeyondOutputIsRejected) {
   GdfWriter w;
   w.stored_block(true, data.data(), 100);
   const auto page = w.finish();
-  EXPECT_EQ(decode_status(page, 100), Status::kOk);
-  EXPECT_EQ(decode_status(page, 50), Status::kSizeMismatch);
-  EXPECT_EQ(decode_status(page, 101), Status::kSizeMismatch) << "well-formed page that decodes short";
+  EXPECT_EQ(decode_status(page, 100), PageStatus::kOk);
+  EXPECT_EQ(decode_status(page, 50), PageStatus::kSizeMismatch);
+  EXPECT_EQ(decode_status(page, 101), PageStatus::kSizeMismatch) << "well-formed page that decodes short";
 }
 
 // A complete litlen code over 257 symbols (0..254: 8 bits, 255 and 256: 9 bits), two 1-bit distance
@@ -187,7 +187,7 @@ TEST(Crafted, DynamicBlockDecodes) {
   for (size_t i = 0; i < text.size(); ++i) w.code(i % 32, codes.litlen[text[i]]);
   w.code(text.size() % 32, codes.litlen[256]);
   Bytes out;
-  ASSERT_EQ(decode_status(w.finish(), text.size(), &out), Status::kOk);
+  ASSERT_EQ(decode_status(w.finish(), text.size(), &out), PageStatus::kOk);
   EXPECT_TRUE(out == text);
 }
 
@@ -207,7 +207,7 @@ TEST(Crafted, SingleDistanceCodeOfLengthOneIsAccepted) {
   w.code(2, codes.litlen[256]);
   w.code(1, codes.dist[0]);  // distance 1
   Bytes out;
-  ASSERT_EQ(decode_status(w.finish(), 4, &out), Status::kOk);
+  ASSERT_EQ(decode_status(w.finish(), 4, &out), PageStatus::kOk);
   EXPECT_TRUE(out == as_bytes("aaaa"));
 }
 
@@ -219,7 +219,7 @@ TEST(Crafted, EndOfBlockAsOnlyLitlenCodeIsAccepted) {
   GdfWriter w;
   const DynamicCodes codes = dynamic_header(w, true, litlen, {0}, pre);
   w.code(0, codes.litlen[256]);
-  EXPECT_EQ(decode_status(w.finish(), 0), Status::kOk);
+  EXPECT_EQ(decode_status(w.finish(), 0), PageStatus::kOk);
 }
 
 TEST(Crafted, HlitAbove286IsRejected) {
@@ -234,13 +234,13 @@ TEST(Crafted, HlitAbove286IsRejected) {
   GdfWriter w;
   const DynamicCodes codes = dynamic_header(w, true, lens, {1, 1}, pre);
   w.code(0, codes.litlen[256]);
-  EXPECT_EQ(decode_status(w.finish(), 0), Status::kBadData);
+  EXPECT_EQ(decode_status(w.finish(), 0), PageStatus::kBadData);
 }
 
 TEST(Crafted, OversubscribedPrecodeIsRejected) {
   GdfWriter w;
   dynamic_tables(w, true, 257, 1, std::vector<uint8_t>(19, 1), {});
-  EXPECT_EQ(decode_status(w.finish(), 0), Status::kBadData);
+  EXPECT_EQ(decode_status(w.finish(), 0), PageStatus::kBadData);
 }
 
 TEST(Crafted, OversubscribedLitlenCodeIsRejected) {
@@ -249,14 +249,14 @@ TEST(Crafted, OversubscribedLitlenCodeIsRejected) {
   GdfWriter w;
   const DynamicCodes codes = dynamic_header(w, true, lens, {1, 1}, good_precode());
   w.code(0, codes.litlen[256]);
-  EXPECT_EQ(decode_status(w.finish(), 0), Status::kBadData);
+  EXPECT_EQ(decode_status(w.finish(), 0), PageStatus::kBadData);
 }
 
 TEST(Crafted, OversubscribedDistanceCodeIsRejected) {
   GdfWriter w;
   const DynamicCodes codes = dynamic_header(w, true, litlen_lens_257(), {1, 1, 1}, good_precode());
   w.code(0, codes.litlen[256]);
-  EXPECT_EQ(decode_status(w.finish(), 0), Status::kBadData);
+  EXPECT_EQ(decode_status(w.finish(), 0), PageStatus::kBadData);
 }
 
 TEST(Crafted, IncompleteLitlenCodeUsedOutsideItsCodes) {
@@ -269,7 +269,7 @@ TEST(Crafted, IncompleteLitlenCodeUsedOutsideItsCodes) {
   const DynamicCodes codes = dynamic_header(w, true, lens, {2, 2}, pre);
   w.code(0, Code{0b11, 2});  // an unassigned pattern
   w.code(1, codes.litlen[256]);
-  EXPECT_EQ(decode_status(w.finish(), 1), Status::kBadData);  // docs/GDEFLATE.md: incomplete is bad data
+  EXPECT_EQ(decode_status(w.finish(), 1), PageStatus::kBadData);  // docs/GDEFLATE.md: incomplete is bad data
 }
 
 TEST(Crafted, Litlen286InDynamicCodeIsRejected) {
@@ -285,7 +285,7 @@ TEST(Crafted, Litlen286InDynamicCodeIsRejected) {
   const DynamicCodes codes = dynamic_header(w, true, lens, {1, 1}, pre);
   w.code(0, codes.litlen[286]);
   w.code(0, codes.dist[0]);
-  EXPECT_EQ(decode_status(w.finish(), 4), Status::kBadData);
+  EXPECT_EQ(decode_status(w.finish(), 4), PageStatus::kBadData);
 }
 
 TEST(Crafted, MissingEndOfBlockCodeIsRejected) {
@@ -296,7 +296,7 @@ TEST(Crafted, MissingEndOfBlockCodeIsRejected) {
   GdfWriter w;
   const DynamicCodes codes = dynamic_header(w, true, lens, {1, 1}, pre);
   for (unsigned lane = 0; lane < 32; ++lane) w.code(lane, codes.litlen['q']);
-  EXPECT_NE(decode_status(w.finish(), 32), Status::kOk);
+  EXPECT_NE(decode_status(w.finish(), 32), PageStatus::kOk);
 }
 
 TEST(Crafted, RepeatWithoutPreviousLengthIsRejected) {
@@ -306,7 +306,7 @@ TEST(Crafted, RepeatWithoutPreviousLengthIsRejected) {
   std::vector<ClSym> syms = {{16, 0}};  // "repeat previous length" as the very first symbol
   for (int i = 0; i < 255; ++i) syms.push_back({8});
   dynamic_tables(w, true, 257, 1, pre, syms);
-  EXPECT_EQ(decode_status(w.finish(), 0), Status::kBadData);
+  EXPECT_EQ(decode_status(w.finish(), 0), PageStatus::kBadData);
 }
 
 TEST(Crafted, RepeatPastTheEndOfTheLengthsIsRejected) {
@@ -319,7 +319,7 @@ TEST(Crafted, RepeatPastTheEndOfTheLengthsIsRejected) {
   syms.push_back({18, 127});  // 138 zeros
   syms.push_back({18, 127});  // 138 more: 292 > 258
   dynamic_tables(w, true, 257, 1, pre, syms);
-  EXPECT_EQ(decode_status(w.finish(), 0), Status::kBadData);
+  EXPECT_EQ(decode_status(w.finish(), 0), PageStatus::kBadData);
 }
 
 }  // namespace

@@ -11,8 +11,6 @@
 namespace gdfs::test {
 namespace {
 
-using gdeflate::Status;
-
 const std::vector<Bytes>& real_pages() {
   static const std::vector<Bytes> pages = [] {
     const char* env = std::getenv("GDFS_TEST_REAL_KIB");
@@ -44,7 +42,7 @@ TEST_P(RealPages, RoundTripWithinStoredSize) {
     ASSERT_GT(page.size(), 0u) << "page " << i;
     ASSERT_LE(page.size(), gdeflate::stored_size(raw.size())) << "page " << i;
     ExactBuf in(page), out(raw.size());
-    ASSERT_EQ(d.decompress(in.data(), in.size(), out.data(), out.size()), Status::kOk) << "page " << i;
+    ASSERT_EQ(d.decompress(in.data(), in.size(), out.data(), out.size()), PageStatus::kOk) << "page " << i;
     ASSERT_TRUE(out.bytes() == raw) << "page " << i;
     raw_total += raw.size();
     page_total += page.size();

@@ -12,7 +12,6 @@ namespace gdfs::test {
 namespace {
 
 using gdeflate::Compressor;
-using gdeflate::Status;
 
 struct Input {
   std::string name;
@@ -112,9 +111,9 @@ void check_roundtrip(Compressor& c, const Bytes& raw, const std::string& what) {
   if (c.level() == 0) {
     EXPECT_EQ(page.size(), gdeflate::stored_size(raw.size()));
   }
-  Status s;
+  PageStatus s;
   const Bytes back = decode_both(page, raw.size(), &s);
-  ASSERT_EQ(s, Status::kOk) << gdeflate::status_name(s);
+  ASSERT_EQ(s, PageStatus::kOk) << page_status_message(s);
   ASSERT_TRUE(back == raw) << "decoded bytes differ";
 
   // An output buffer of exactly the page size suffices; one byte less yields 0 (or a smaller valid page).
@@ -125,7 +124,7 @@ void check_roundtrip(Compressor& c, const Bytes& raw, const std::string& what) {
   if (n != 0) {
     EXPECT_LE(n, short_buf.size());
     decode(Bytes(short_buf.data(), short_buf.data() + n), raw.size(), &s);
-    EXPECT_EQ(s, Status::kOk);
+    EXPECT_EQ(s, PageStatus::kOk);
   }
 }
 

@@ -19,12 +19,12 @@
 
 #include "gdfs/gdeflate.h"
 
-namespace gdfs::gdeflate {
+namespace gdfs {
 // Lets GoogleTest print "bad data" instead of "1-byte object <01>".
-inline void PrintTo(Status s, std::ostream* os) {
-  *os << status_name(s);
+inline void PrintTo(PageStatus s, std::ostream* os) {
+  *os << page_status_message(s);
 }
-}  // namespace gdfs::gdeflate
+}  // namespace gdfs
 
 namespace gdfs::test {
 
@@ -114,7 +114,7 @@ inline const char* path_name(gdeflate::DecodePath p) {
 }
 
 // Decodes `page` into exactly `out_size` bytes; `status` receives the codec's verdict.
-inline Bytes decode(const Bytes& page, size_t out_size, gdeflate::Status* status,
+inline Bytes decode(const Bytes& page, size_t out_size, PageStatus* status,
                     gdeflate::DecodePath path = gdeflate::DecodePath::kAuto) {
   ExactBuf in(page), out(out_size);
   gdeflate::Decompressor d(path);
@@ -124,13 +124,13 @@ inline Bytes decode(const Bytes& page, size_t out_size, gdeflate::Status* status
 
 // Decodes with every implementation and checks they agree (status always, bytes when kOk), as the
 // API promises. Returns the scalar result.
-inline Bytes decode_both(const Bytes& page, size_t out_size, gdeflate::Status* status) {
+inline Bytes decode_both(const Bytes& page, size_t out_size, PageStatus* status) {
   Bytes out = decode(page, out_size, status, gdeflate::DecodePath::kScalar);
   for (gdeflate::DecodePath p : {gdeflate::DecodePath::kAvx2, gdeflate::DecodePath::kAvx512}) {
-    gdeflate::Status simd_status;
+    PageStatus simd_status;
     const Bytes simd = decode(page, out_size, &simd_status, p);
     EXPECT_EQ(*status, simd_status) << "scalar and " << path_name(p) << " decoders disagree";
-    if (*status == gdeflate::Status::kOk && simd_status == gdeflate::Status::kOk) {
+    if (*status == PageStatus::kOk && simd_status == PageStatus::kOk) {
       EXPECT_TRUE(out == simd) << "scalar and " << path_name(p) << " decoders produce different bytes";
     }
   }

@@ -11,8 +11,6 @@
 namespace gdfs::test {
 namespace {
 
-using gdeflate::Status;
-
 std::vector<VectorCase> cases() {
   return read_manifest(vectors_dir() + "/MANIFEST.tsv");
 }
@@ -57,9 +55,9 @@ TEST_P(VectorsByPath, EveryVectorDecodesExactly) {
   for (const VectorCase& c : cases()) {
     const Loaded l = load(c);
     ExactBuf in(l.gdf), out(c.raw_bytes);
-    const Status s = d.decompress(in.data(), in.size(), out.data(), out.size());
-    EXPECT_EQ(s, Status::kOk) << c.gdf_path() << ": " << gdeflate::status_name(s);
-    if (s != Status::kOk) continue;
+    const PageStatus s = d.decompress(in.data(), in.size(), out.data(), out.size());
+    EXPECT_EQ(s, PageStatus::kOk) << c.gdf_path() << ": " << page_status_message(s);
+    if (s != PageStatus::kOk) continue;
     EXPECT_EQ(crc32_of(out.bytes()), c.crc32) << c.gdf_path();
     EXPECT_TRUE(out.bytes() == l.raw) << c.gdf_path();
     ++ok;
@@ -77,7 +75,7 @@ TEST_P(VectorsByPath, UnalignedInputDecodes) {
       std::copy(l.gdf.begin(), l.gdf.end(), shifted.begin() + shift);
       ExactBuf out(c.raw_bytes);
       gdeflate::Decompressor d(GetParam());
-      EXPECT_EQ(d.decompress(shifted.data() + shift, l.gdf.size(), out.data(), out.size()), Status::kOk);
+      EXPECT_EQ(d.decompress(shifted.data() + shift, l.gdf.size(), out.data(), out.size()), PageStatus::kOk);
       EXPECT_TRUE(out.bytes() == l.raw) << c.gdf_path() << " shifted by " << shift;
     }
   }
@@ -99,14 +97,14 @@ TEST(Vectors, PathSelection) {
 TEST(Vectors, WrongExpectedSizeIsSizeMismatch) {
   for (const VectorCase& c : cases()) {
     const Bytes gdf = load(c).gdf;
-    Status s;
+    PageStatus s;
     decode_both(gdf, c.raw_bytes + 1, &s);
-    EXPECT_EQ(s, Status::kSizeMismatch) << c.gdf_path() << " +1";
+    EXPECT_EQ(s, PageStatus::kSizeMismatch) << c.gdf_path() << " +1";
     if (c.raw_bytes == 0) continue;
     decode_both(gdf, c.raw_bytes - 1, &s);
-    EXPECT_EQ(s, Status::kSizeMismatch) << c.gdf_path() << " -1";
+    EXPECT_EQ(s, PageStatus::kSizeMismatch) << c.gdf_path() << " -1";
     decode_both(gdf, 0, &s);
-    EXPECT_EQ(s, Status::kSizeMismatch) << c.gdf_path() << " into 0 bytes";
+    EXPECT_EQ(s, PageStatus::kSizeMismatch) << c.gdf_path() << " into 0 bytes";
   }
 }
 
@@ -115,9 +113,9 @@ TEST(Vectors, TrailingWordIsRejected) {
   for (const VectorCase& c : cases()) {
     Bytes gdf = load(c).gdf;
     gdf.insert(gdf.end(), 4, 0);
-    Status s;
+    PageStatus s;
     decode_both(gdf, c.raw_bytes, &s);
-    EXPECT_EQ(s, Status::kBadData) << c.gdf_path();
+    EXPECT_EQ(s, PageStatus::kBadData) << c.gdf_path();
   }
 }
 
@@ -125,13 +123,13 @@ TEST(Vectors, SizeNotMultipleOfFourIsRejected) {
   for (const VectorCase& c : cases()) {
     const Bytes gdf = load(c).gdf;
     for (size_t cut = 1; cut <= 3; ++cut) {
-      Status s;
+      PageStatus s;
       decode_both(Bytes(gdf.begin(), gdf.end() - cut), c.raw_bytes, &s);
-      EXPECT_EQ(s, Status::kBadData) << c.gdf_path() << " minus " << cut;
+      EXPECT_EQ(s, PageStatus::kBadData) << c.gdf_path() << " minus " << cut;
       Bytes longer = gdf;
       longer.insert(longer.end(), cut, 0);
       decode_both(longer, c.raw_bytes, &s);
-      EXPECT_EQ(s, Status::kBadData) << c.gdf_path() << " plus " << cut;
+      EXPECT_EQ(s, PageStatus::kBadData) << c.gdf_path() << " plus " << cut;
     }
   }
 }
@@ -174,9 +172,9 @@ TEST(Vectors, TileStreamsDecode) {
       const size_t end = i + 1 < tiles ? data + u32(8 + 4 * (i + 1)) : begin + u32(8);
       ASSERT_LE(end, file.size());
       const size_t out_size = std::min<size_t>(65536, raw.size() - 65536 * i);
-      Status s;
+      PageStatus s;
       const Bytes out = decode_both(Bytes(file.begin() + begin, file.begin() + end), out_size, &s);
-      ASSERT_EQ(s, Status::kOk) << c.name << " tile " << i;
+      ASSERT_EQ(s, PageStatus::kOk) << c.name << " tile " << i;
       EXPECT_TRUE(std::equal(out.begin(), out.end(), raw.begin() + 65536 * i)) << c.name << " tile " << i;
     }
   }

@@ -75,8 +75,8 @@ class OurCodec : public Codec {
     return compressor_.compress(in.data(), in.size(), out.data(), out.size());
   }
   const char* decompress(Bytes in, std::span<uint8_t> out) override {
-    const gd::Status s = decompressor_.decompress(in.data(), in.size(), out.data(), out.size());
-    return s == gd::Status::kOk ? nullptr : gd::status_name(s);
+    const PageStatus s = decompressor_.decompress(in.data(), in.size(), out.data(), out.size());
+    return s == PageStatus::kOk ? nullptr : page_status_message(s);
   }
 
  private:

@@ -103,10 +103,10 @@ void decompress(const Args& a, std::istream& in, std::ostream& out) {
   std::vector<uint8_t> plain;
   if (a.raw) {
     plain.resize(a.size);
-    const gd::Status s = gd::Decompressor().decompress(data.data(), data.size(), plain.data(), plain.size());
-    if (s != gd::Status::kOk)
+    const PageStatus s = gd::Decompressor().decompress(data.data(), data.size(), plain.data(), plain.size());
+    if (s != PageStatus::kOk)
       throw std::runtime_error(a.input + ": not a raw GDeflate page of " + std::to_string(a.size) +
-                               " bytes: " + gd::status_name(s));
+                               " bytes: " + page_status_message(s));
   } else {
     try {
       plain = gd::decompress_container(data, a.threads);

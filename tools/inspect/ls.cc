@@ -29,7 +29,7 @@ bool is_device(uint32_t mode) {
 }
 
 std::string size_column(const format::Inode& in, uint32_t mode) {
-  if (is_device(mode)) return std::to_string(in.a) + ", " + std::to_string(in.b);
+  if (is_device(mode)) return std::to_string(in.rdev_major) + ", " + std::to_string(in.rdev_minor);
   return std::to_string(in.size);
 }
 
@@ -48,7 +48,7 @@ Json entry_json(const Image& img, const Listed& l) {
                 {"size", in.size},
                 {"mtime", at.mtime_sec},
                 {"mtime_nsec", at.mtime_nsec}});
-  if (is_device(at.mode)) j["rdev"] = {{"major", in.a}, {"minor", in.b}};
+  if (is_device(at.mode)) j["rdev"] = {{"major", in.rdev_major}, {"minor", in.rdev_minor}};
   if ((at.mode & format::kTypeMask) == format::kTypeLnk) put_name(j, "target", img.symlink_target(l.ino));
   return j;
 }

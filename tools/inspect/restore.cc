@@ -185,8 +185,9 @@ bool Restorer::make_special(int dir_fd, std::string_view name, uint32_t ino, con
     case format::kTypeChr:
     case format::kTypeBlk: {
       const mode_t type = (mode & format::kTypeMask) == format::kTypeChr ? S_IFCHR : S_IFBLK;
-      r = create_replacing(dir_fd, n,
-                           [&] { return mknodat(dir_fd, n.c_str(), type | perm, makedev(in.a, in.b)); });
+      r = create_replacing(dir_fd, n, [&] {
+        return mknodat(dir_fd, n.c_str(), type | perm, makedev(in.rdev_major, in.rdev_minor));
+      });
       break;
     }
     case format::kTypeFifo:

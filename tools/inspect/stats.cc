@@ -83,10 +83,10 @@ Files file_stats(const Image& img) {
     const format::Inode& in = img.inode(ino);
     sizes.push_back({in.size, ino});
     count_holes(img, ino, f);
-    if (in.b == format::kNone) continue;
+    if (in.tail_entry == format::kNone) continue;
     ++f.tails;
     f.tail_bytes += img.page_ref(ino, img.logical_pages(ino) - 1).length;
-    ++tail_users[{in.b, in.c}];
+    ++tail_users[{in.tail_entry, in.tail_offset}];
   }
   for (const auto& [where, users] : tail_users) f.shared_tails += users > 1 ? users : 0;
   for (const format::PageEntry& e : img.pages()) f.packs += (e.flags & format::kPageTailPack) != 0;

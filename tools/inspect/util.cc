@@ -44,7 +44,7 @@ uint32_t resolve_following(const Image& img, const std::string& path) {
       ino = dir;
       continue;
     }
-    ino = part == ".." ? img.inode(dir).c : img.lookup(dir, part);
+    ino = part == ".." ? img.inode(dir).parent : img.lookup(dir, part);
     if (ino == 0) throw missing();
     if (img.type(ino) != format::kTypeLnk) {
       dir = ino;  // checked to be a directory if a component follows

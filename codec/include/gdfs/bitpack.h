@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <optional>
 
+#include "gdfs/page_status.h"
+
 namespace gdfs::bitpack {
 
 enum class Type : uint8_t { kInt16 = 0, kInt32 = 1 };
@@ -44,13 +46,6 @@ bool valid(const Params& p);
 uint16_t to_param(const Params& p);                // p must be valid
 std::optional<Params> from_param(uint16_t param);  // nullopt when the value breaks a rule of valid()
 
-enum class Status : uint8_t {
-  kOk = 0,
-  kBadData,   // malformed: bad rate or selector, sizes that do not add up to the input size
-  kBadParam,  // the Params are not valid()
-};
-const char* status_name(Status s);
-
 // Largest encoding of `n` bytes with `p`: an output buffer this big always suffices.
 size_t compress_bound(size_t n, const Params& p);
 // The exact size compress() would return, without writing anything: cheap (one pass, no output),
@@ -71,8 +66,10 @@ DecodePath decode_path(DecodePath want);  // what `want` resolves to on this CPU
 
 // Decodes exactly `in_size` bytes into exactly `out_size` bytes. The input is untrusted: it never reads
 // outside [in, in+in_size) nor writes outside [out, out+out_size), and every input byte must be
-// accounted for by the block metadata (trailing or missing bytes are kBadData).
-Status decompress(const void* in, size_t in_size, const Params& p, void* out, size_t out_size,
-                  DecodePath path = DecodePath::kAuto);
+// accounted for by the block metadata (trailing or missing bytes are kBadData). Returns kOk, kBadData
+// (a bad rate or selector, sizes that do not add up to the input size) or kUnsupported (`p` is not
+// valid()).
+PageStatus decompress(const void* in, size_t in_size, const Params& p, void* out, size_t out_size,
+                      DecodePath path = DecodePath::kAuto);
 
 }  // namespace gdfs::bitpack

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "gdfs/page_status.h"
+
 namespace gdfs::gdeflate {
 
 inline constexpr size_t kMaxPageBytes = 65536;  // largest uncompressed page
@@ -16,13 +18,6 @@ inline constexpr int kMinLevel = 0;             // 0 = stored blocks only
 inline constexpr int kMaxLevel = 12;
 inline constexpr int kDefaultLevel = 6;
 inline constexpr unsigned kLanes = 32;
-
-enum class Status : uint8_t {
-  kOk = 0,
-  kBadData,       // malformed stream: bad code, distance before page start, truncated, trailing words
-  kSizeMismatch,  // well-formed, but decodes to fewer or more bytes than the caller expected
-};
-const char* status_name(Status s);
 
 // Exact size of the all-stored encoding of `n` bytes (n <= 64 KiB). Our encoder never exceeds it.
 size_t stored_size(size_t n);
@@ -60,8 +55,8 @@ class Decompressor {
 
   // Decodes one page of exactly `in_size` bytes into exactly `out_size` (<= 64 KiB) bytes. Never reads
   // outside [in, in+in_size) nor writes outside [out, out+out_size). Every input word must be consumed:
-  // trailing words are kBadData (see docs/GDEFLATE.md for why).
-  Status decompress(const void* in, size_t in_size, void* out, size_t out_size);
+  // trailing words are kBadData (see docs/GDEFLATE.md for why). Returns kOk, kBadData or kSizeMismatch.
+  PageStatus decompress(const void* in, size_t in_size, void* out, size_t out_size);
   DecodePath path() const;  // the implementation actually in use (never kAuto)
 
  private:

@@ -61,7 +61,7 @@ ContainerInfo parse_container(std::span<const uint8_t> file);
 std::vector<uint8_t> compress_container(std::span<const uint8_t> in, int level, unsigned threads = 0);
 
 // Parses and decodes every tile with its expected size. A failing tile throws ContainerError naming
-// the lowest failing tile index and its Status, whatever the thread count.
+// the lowest failing tile index and its status, whatever the thread count.
 std::vector<uint8_t> decompress_container(std::span<const uint8_t> file, unsigned threads = 0);
 
 }  // namespace gdfs::gdeflate

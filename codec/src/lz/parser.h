@@ -1,6 +1,6 @@
 // Match finding and parsing: turns one page of bytes into an LZ77 token stream.
 //
-// Levels (following the reference's split, CLARIFICATIONS.md §10):
+// Levels (following the reference's split; docs/GDEFLATE.md, "Where the descriptions disagree"):
 //   1-4   greedy parsing over hash chains (depth grows with level)
 //   5-7   lazy parsing over hash chains
 //   8-12  binary-tree match finder with near-optimal (cost-model) parsing, more passes at higher levels

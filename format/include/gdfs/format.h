@@ -118,6 +118,10 @@ enum Codec : uint8_t {
   kCodecGDeflate = 2,  // one raw GDeflate page bitstream (codec/include/gdfs/gdeflate.h)
   kCodecBitpack = 3,   // the bit-plane coder (codec/include/gdfs/bitpack.h); needs kIncompatBitpack
 };
+// Whether a PageEntry::codec byte names a codec of this format version.
+inline constexpr bool known_codec(uint8_t codec) {
+  return codec >= kCodecStored && codec <= kCodecBitpack;
+}
 enum PageFlag : uint8_t {
   kPageDeduped = 1u << 0,   // same bytes as an earlier entry (offset, csize and checksums equal)
   kPageTailPack = 1u << 1,  // a tail pack: the concatenated tails of several files, not a file page
@@ -137,20 +141,29 @@ struct PageEntry {
   uint32_t reserved;  // 28: zero
 };
 
-// Inode type and per-type payload (a, b, c); the type is in the inode's Attr::mode.
-//   regular:  a = first PageEntry index of its pages, b = tail-pack PageEntry index or kNone,
-//             c = byte offset of the tail inside the decoded tail pack (0 if none)
-//   dir:      a = first Dirent index, b = Dirent count, c = parent inode (root: itself)
-//   symlink:  a = target offset in the blob, b = target length (== size), c = 0
-//   chr/blk:  a = major, b = minor, c = 0
-//   fifo/sock: a = b = c = 0
+// An inode's type is in its Attr::mode, and the type decides which name of each payload word below
+// applies; only that name is read or written. Fifos and sockets use no payload word, symlinks and
+// devices not the third: those words are zero.
 // Inodes are small and attributes are shared: most trees have far fewer distinct (mode, nlink, owner,
 // mtime, xattrs) records than inodes (197 for the 83,731 inodes of the Linux source tree).
 struct Inode {
-  uint32_t attr;  //  0: Attr index
-  uint32_t a;     //  4: per-type payload, above
-  uint32_t b;     //  8
-  uint32_t c;     // 12
+  uint32_t attr;            //  0: Attr index
+  union {                   //  4
+    uint32_t first_page;    // regular: index of the PageEntry of its first page
+    uint32_t first_dirent;  // dir: index of its first Dirent
+    uint32_t target;        // symlink: blob offset of the target
+    uint32_t rdev_major;    // chr/blk
+  };
+  union {                   //  8
+    uint32_t tail_entry;    // regular: PageEntry index of the tail pack holding its tail, or kNone
+    uint32_t dirent_count;  // dir
+    uint32_t target_len;    // symlink: == size
+    uint32_t rdev_minor;    // chr/blk
+  };
+  union {                  // 12
+    uint32_t tail_offset;  // regular: byte offset of its tail inside the decoded tail pack (0 if none)
+    uint32_t parent;       // dir: the parent directory's inode number (the root's is itself)
+  };
   uint64_t size;  // 16: st_size (files: bytes; symlinks: target length; dirs: see FORMAT.md;
                   //     devices, fifos, sockets: 0)
 };
@@ -224,7 +237,12 @@ static_assert(sizeof(PageEntry) == 32);
 static_assert(offsetof(PageEntry, ccheck) == 16 && offsetof(PageEntry, codec) == 24);
 static_assert(offsetof(PageEntry, param) == 26 && offsetof(PageEntry, reserved) == 28);
 static_assert(sizeof(Inode) == 24);
-static_assert(offsetof(Inode, a) == 4 && offsetof(Inode, c) == 12 && offsetof(Inode, size) == 16);
+static_assert(offsetof(Inode, first_page) == 4 && offsetof(Inode, first_dirent) == 4 &&
+              offsetof(Inode, target) == 4 && offsetof(Inode, rdev_major) == 4);
+static_assert(offsetof(Inode, tail_entry) == 8 && offsetof(Inode, dirent_count) == 8 &&
+              offsetof(Inode, target_len) == 8 && offsetof(Inode, rdev_minor) == 8);
+static_assert(offsetof(Inode, tail_offset) == 12 && offsetof(Inode, parent) == 12 &&
+              offsetof(Inode, size) == 16);
 static_assert(sizeof(Attr) == 32);
 static_assert(offsetof(Attr, uid) == 8 && offsetof(Attr, mtime_sec) == 16 && offsetof(Attr, xattr) == 28);
 static_assert(sizeof(Dirent) == 8 && sizeof(SparseFile) == 16 && sizeof(HoleRun) == 12);

@@ -152,7 +152,7 @@ void readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool
       uint32_t child;
       if (i < 2) {
         name = i == 0 ? "." : "..";
-        child = i == 0 ? dir : img.inode(dir).c;
+        child = i == 0 ? dir : img.inode(dir).parent;
       } else {
         name = img.name(ents[i - 2]);
         child = ents[i - 2].ino;

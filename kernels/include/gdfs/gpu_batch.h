@@ -14,20 +14,14 @@
 #include <span>
 #include <string>
 
+#include "gdfs/format.h"
+#include "gdfs/page_status.h"
+
 namespace gdfs::gpu {
 
-// Same numbers as format::Codec for 1..3; kZero fills out_size zero bytes and reads no input.
-enum class PageCodec : uint8_t { kZero = 0, kStored = 1, kGDeflate = 2, kBitpack = 3 };
-
-// What the device says about one page. Only kOk means `out` holds the page.
-enum class PageResult : uint8_t {
-  kOk = 0,
-  kBadData = 1,       // malformed stream (the CPU decoder's Status::kBadData)
-  kSizeMismatch = 2,  // well formed, but not exactly out_size bytes
-  kUnsupported = 3,   // unknown codec or parameter, or out_size above 64 KiB
-  kNotRun = 4,        // the batch failed as a whole (a CUDA error); the page was not decoded
-};
-const char* result_name(PageResult r);
+// A page's codec is the format's. The kernels know one value more, which no page entry may hold (holes
+// are not pages): kZeroFill fills out_size zero bytes and reads no input.
+inline constexpr format::Codec kZeroFill{0};
 
 inline constexpr uint32_t kMaxPageBytes = 65536;
 
@@ -37,7 +31,7 @@ struct HostPage {
   uint32_t in_size = 0;
   uint8_t* out = nullptr;  // out_size bytes, at most kMaxPageBytes
   uint32_t out_size = 0;
-  PageCodec codec = PageCodec::kGDeflate;
+  format::Codec codec = format::kCodecGDeflate;
   uint16_t param = 0;  // bitpack: PageEntry::param; 0 otherwise
 };
 
@@ -67,7 +61,7 @@ class BatchDecoder {
   // Decodes `pages` host to host and fills `results` (same length). Blocks until done. Safe to call
   // from several threads; calls share the slots. Returns false, with `err` and every result kNotRun,
   // only when CUDA failed for the batch as a whole.
-  virtual bool decode(std::span<const HostPage> pages, std::span<PageResult> results, std::string& err,
+  virtual bool decode(std::span<const HostPage> pages, std::span<PageStatus> results, std::string& err,
                       BatchTimings* timings = nullptr) = 0;
   virtual std::string device_name() const = 0;
 };

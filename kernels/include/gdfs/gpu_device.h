@@ -2,7 +2,7 @@
 // pages to stay there. CUDA builds only (it names CUDA types).
 //
 // decode_pages_async() decodes n pages in one launch on `stream`, one warp per page, and writes one
-// PageResult per page. It does not synchronise the host, allocates nothing and needs no scratch
+// PageStatus per page. It does not synchronise the host, allocates nothing and needs no scratch
 // memory (every warp works in shared memory), and checks the launch. The inputs may be corrupt: a page
 // never reads past its in_size or writes past its out_size, and a bad page only sets its own result.
 #pragma once
@@ -17,13 +17,8 @@ namespace gdfs::gpu {
 
 // d_pages: n DevicePage records in device memory, their in/out pointers device pointers.
 // d_results: n results in device memory. Always read the results back and act on them.
-cudaError_t decode_pages_async(const DevicePage* d_pages, uint32_t n, PageResult* d_results,
+cudaError_t decode_pages_async(const DevicePage* d_pages, uint32_t n, PageStatus* d_results,
                                cudaStream_t stream);
-
-// Scratch bytes decode_pages_async needs for n pages: none, and it stays that way in this API.
-constexpr size_t decode_scratch_bytes(uint32_t) {
-  return 0;
-}
 
 // Shared memory per warp and warps per block of the launch (for benchmarks and occupancy reports).
 size_t decode_smem_per_warp();

@@ -12,7 +12,7 @@ struct DevicePage {
   uint8_t* out;       // out_size bytes
   uint32_t in_size;
   uint32_t out_size;
-  uint8_t codec;  // PageCodec
+  format::Codec codec;  // or kZeroFill
   uint8_t reserved;
   uint16_t param;  // bitpack parameters (PageEntry::param)
   uint32_t pad;

@@ -17,26 +17,6 @@ namespace gdfs {
 // "stored", "gdeflate", "bitpack"; "codec N" for a number this build does not know.
 std::string codec_name(uint8_t codec);
 
-// A codec's own verdict on a page, before any checksum. The numbers are gpu::PageResult's (checked by
-// static_assert where both are seen), so a device's result and the CPU's compare directly.
-enum class CodecResult : uint8_t {
-  kOk = 0,
-  kBadData = 1,       // malformed stream
-  kSizeMismatch = 2,  // well formed, but not exactly the expected size
-  kUnsupported = 3,   // unknown codec or parameter
-};
-
-// What happened to one page read. Only kOk means the bytes may be returned to anyone.
-enum class PageStatus : uint8_t {
-  kOk = 0,
-  kIoError,           // the stored bytes could not be read
-  kStoredChecksum,    // the stored bytes do not match ccheck: the image is damaged
-  kDecodeError,       // the codec rejected the stored bytes
-  kChecksum,          // decoded, but the result does not match ucheck
-  kUnsupportedCodec,  // a codec this build cannot decode
-};
-const char* page_status_message(PageStatus s);
-
 // Decodes single pages. Holds per-thread codec state (tables, a reusable buffer): one per thread.
 class PageDecoder {
  public:
@@ -48,12 +28,13 @@ class PageDecoder {
 
   // Decodes and verifies: the stored bytes are checked before the codec sees them (so damage reads as
   // damage, not as a codec error), the decoded bytes after. `stored` holds entry.csize bytes; `out`
-  // receives entry.usize bytes. On any status but kOk the contents of `out` must not be used.
+  // receives entry.usize bytes. Returns kOk, kStoredChecksum, kDecodeError, kUnsupported (a codec this
+  // build does not know) or kChecksum. On any status but kOk the contents of `out` must not be used.
   PageStatus decode(const format::PageEntry& entry, const uint8_t* stored, uint8_t* out);
   // The codec alone, no checksums: for callers that verify elsewhere (the GPU path's CPU stand-in,
-  // mkfs reading back what it wrote, benchmarks).
-  CodecResult decode_codec(uint8_t codec, uint16_t param, const uint8_t* in, size_t in_size, uint8_t* out,
-                           size_t out_size);
+  // mkfs reading back what it wrote, benchmarks). Returns kOk, kBadData, kSizeMismatch or kUnsupported.
+  PageStatus decode_codec(uint8_t codec, uint16_t param, const uint8_t* in, size_t in_size, uint8_t* out,
+                          size_t out_size);
   // A buffer of at least `n` bytes for a page's stored bytes, reused across calls so that reading page
   // after page allocates nothing.
   uint8_t* stored_buffer(size_t n);

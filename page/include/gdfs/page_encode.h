@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "gdfs/bitpack.h"
+#include "gdfs/format.h"
 #include "gdfs/gdeflate.h"
 
 namespace gdfs::page {
@@ -57,10 +58,10 @@ bool looks_incompressible(const uint8_t* in, size_t n);
 // The levels that use looks_incompressible(); the top ones try every page, whatever it costs.
 inline constexpr int kMaxShortcutLevel = 9;
 
-// One page, encoded: codec (format::Codec), param, and the stored bytes (empty for kCodecStored, whose
-// stored bytes are the raw ones).
+// One page, encoded: codec, param, and the stored bytes (empty for kCodecStored, whose stored bytes are
+// the raw ones).
 struct Encoded {
-  uint8_t codec = 0;
+  format::Codec codec = format::kCodecStored;
   uint16_t param = 0;
   std::vector<uint8_t> bytes;
 };

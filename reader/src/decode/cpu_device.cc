@@ -6,25 +6,12 @@
 namespace gdfs::engine {
 namespace {
 
-// A device's result and the CPU codec's verdict share their numbers, so one converts to the other.
-static_assert(static_cast<int>(gpu::PageResult::kOk) == static_cast<int>(CodecResult::kOk));
-static_assert(static_cast<int>(gpu::PageResult::kBadData) == static_cast<int>(CodecResult::kBadData));
-static_assert(static_cast<int>(gpu::PageResult::kSizeMismatch) ==
-              static_cast<int>(CodecResult::kSizeMismatch));
-static_assert(static_cast<int>(gpu::PageResult::kUnsupported) == static_cast<int>(CodecResult::kUnsupported));
-// The kernels' codec numbers are the format's.
-static_assert(static_cast<int>(gpu::PageCodec::kStored) == format::kCodecStored);
-static_assert(static_cast<int>(gpu::PageCodec::kGDeflate) == format::kCodecGDeflate);
-static_assert(static_cast<int>(gpu::PageCodec::kBitpack) == format::kCodecBitpack);
-
 class CpuDecodeDevice final : public DecodeDevice {
  public:
-  bool decode(std::span<const DeviceJob> pages, std::span<gpu::PageResult> results, std::string&) override {
+  bool decode(std::span<const DeviceJob> pages, std::span<PageStatus> results, std::string&) override {
     for (size_t i = 0; i < pages.size(); ++i) {
       const format::PageEntry& e = *pages[i].entry;
-      const CodecResult r =
-          dec_.decode_codec(e.codec, e.param, pages[i].stored, e.csize, pages[i].out, e.usize);
-      results[i] = static_cast<gpu::PageResult>(r);
+      results[i] = dec_.decode_codec(e.codec, e.param, pages[i].stored, e.csize, pages[i].out, e.usize);
     }
     return true;
   }

@@ -5,7 +5,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <optional>
 #include <vector>
 
 #include "decode/decode_device.h"
@@ -14,38 +13,24 @@
 namespace gdfs::engine {
 namespace {
 
-std::optional<gpu::PageCodec> codec_of(uint8_t codec) {
-  switch (codec) {
-    case format::kCodecStored:
-      return gpu::PageCodec::kStored;
-    case format::kCodecGDeflate:
-      return gpu::PageCodec::kGDeflate;
-    case format::kCodecBitpack:
-      return gpu::PageCodec::kBitpack;
-    default:
-      return std::nullopt;
-  }
-}
-
 class CudaDecodeDevice final : public DecodeDevice {
  public:
   explicit CudaDecodeDevice(std::unique_ptr<gpu::BatchDecoder> decoder) : decoder_(std::move(decoder)) {}
 
-  bool decode(std::span<const DeviceJob> pages, std::span<gpu::PageResult> results,
-              std::string& err) override {
+  bool decode(std::span<const DeviceJob> pages, std::span<PageStatus> results, std::string& err) override {
     host_.clear();
     sent_.clear();
     for (size_t i = 0; i < pages.size(); ++i) {
       const format::PageEntry& e = *pages[i].entry;
-      const auto codec = codec_of(e.codec);
-      if (!codec) {  // Image::open refuses these, but a device never trusts its input
-        results[i] = gpu::PageResult::kUnsupported;
+      if (!format::known_codec(e.codec)) {  // Image::open refuses these, but a device never trusts its input
+        results[i] = PageStatus::kUnsupported;
         continue;
       }
-      host_.push_back(gpu::HostPage{pages[i].stored, e.csize, pages[i].out, e.usize, *codec, e.param});
+      const auto codec = static_cast<format::Codec>(e.codec);
+      host_.push_back(gpu::HostPage{pages[i].stored, e.csize, pages[i].out, e.usize, codec, e.param});
       sent_.push_back(i);
     }
-    got_.assign(host_.size(), gpu::PageResult::kNotRun);
+    got_.assign(host_.size(), PageStatus::kNotRun);
     const bool ok = host_.empty() || decoder_->decode(host_, got_, err);
     for (size_t k = 0; k < sent_.size(); ++k) results[sent_[k]] = got_[k];
     return ok;
@@ -57,7 +42,7 @@ class CudaDecodeDevice final : public DecodeDevice {
   // Reused from batch to batch, so a steady stream of batches allocates nothing.
   std::vector<gpu::HostPage> host_;
   std::vector<size_t> sent_;  // host_[k] is pages[sent_[k]]
-  std::vector<gpu::PageResult> got_;
+  std::vector<PageStatus> got_;
 };
 
 void write_all(int fd, const std::string& s) {

@@ -21,12 +21,11 @@ struct DeviceJob {
 class DecodeDevice {
  public:
   virtual ~DecodeDevice() = default;
-  // Decodes every page and sets results[i] (same length): gpu::PageResult, the device's word on the page.
+  // Decodes every page and sets results[i] (same length): PageStatus, the device's word on the page.
   // Even kOk is only a claim until the page's checksum confirms it. Pages are independent: a bad one never
   // disturbs the others. Returns false, with `err` set and the pages it did not decode kNotRun, when
   // the batch failed as a whole. Called by one thread at a time.
-  virtual bool decode(std::span<const DeviceJob> pages, std::span<gpu::PageResult> results,
-                      std::string& err) = 0;
+  virtual bool decode(std::span<const DeviceJob> pages, std::span<PageStatus> results, std::string& err) = 0;
   virtual std::string name() const = 0;  // for the log
 };
 

@@ -32,8 +32,8 @@ namespace {
 struct Request {
   explicit Request(std::span<DecodeJob> j) : jobs(j) {}
   std::span<DecodeJob> jobs;
-  std::vector<size_t> sent;              // indices into `jobs`, in the order batches take them
-  std::vector<gpu::PageResult> results;  // per entry of `sent`
+  std::vector<size_t> sent;         // indices into `jobs`, in the order batches take them
+  std::vector<PageStatus> results;  // per entry of `sent`
   // Under the decoder's mutex. Batches take a request's jobs in order, so both count a prefix of `sent`.
   size_t taken = 0;            // in a batch
   size_t finished = 0;         // results in
@@ -48,7 +48,7 @@ struct Batch {
   };
   std::vector<Part> parts;
   std::vector<DeviceJob> pages;
-  std::vector<gpu::PageResult> results;
+  std::vector<PageStatus> results;
 };
 
 uint64_t decoded_bytes(std::span<const DecodeJob> jobs) {
@@ -153,7 +153,7 @@ void GpuDecoder::screen(Request& r, const JobDone& done) {
 }
 
 void GpuDecoder::enqueue(Request& r) {
-  r.results.assign(r.sent.size(), gpu::PageResult::kNotRun);
+  r.results.assign(r.sent.size(), PageStatus::kNotRun);
   std::lock_guard lock(mu_);
   if (stop_) {
     r.finished = r.sent.size();  // the dispatcher may be gone: as if the device had not run them
@@ -178,7 +178,7 @@ void GpuDecoder::collect(Request& r, const JobDone& done) {
     uint64_t accepted = 0;
     for (; seen < upto; ++seen) {
       DecodeJob& j = r.jobs[r.sent[seen]];
-      if (r.results[seen] != gpu::PageResult::kOk || checksum32(j.out, j.entry->usize) != j.entry->ucheck) {
+      if (r.results[seen] != PageStatus::kOk || checksum32(j.out, j.entry->usize) != j.entry->ucheck) {
         redo.push_back(r.sent[seen]);
         continue;
       }
@@ -243,7 +243,7 @@ void GpuDecoder::take() {
 }
 
 void GpuDecoder::run() {
-  batch_.results.assign(batch_.pages.size(), gpu::PageResult::kNotRun);
+  batch_.results.assign(batch_.pages.size(), PageStatus::kNotRun);
   if (given_up_.load(std::memory_order_relaxed)) return;  // all kNotRun: the callers use the CPU
   std::string err;
   bool ok = false;

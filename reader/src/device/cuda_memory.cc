@@ -68,13 +68,13 @@ class CudaDeviceMemory final : public DeviceMemory {
     return check(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, as_stream(s)), "cudaMemcpyAsync",
                  err);
   }
-  bool decode(std::span<const gpu::DevicePage> pages, std::span<gpu::PageResult> results, void* s,
+  bool decode(std::span<const gpu::DevicePage> pages, std::span<PageStatus> results, void* s,
               std::string& err) override {
     const size_t rec = pages.size() * sizeof(gpu::DevicePage);
     auto* d = static_cast<uint8_t*>(records_.get(rec + results.size_bytes(), err));
     if (!d) return false;
     auto* d_pages = reinterpret_cast<gpu::DevicePage*>(d);
-    auto* d_results = reinterpret_cast<gpu::PageResult*>(d + rec);
+    auto* d_results = reinterpret_cast<PageStatus*>(d + rec);
     const cudaStream_t st = as_stream(s);
     return check(cudaMemcpyAsync(d_pages, pages.data(), rec, cudaMemcpyHostToDevice, st), "cudaMemcpyAsync",
                  err) &&
@@ -189,8 +189,7 @@ class RuntimeDeviceMemory final : public DeviceMemory {
   bool copy(void* dst, const void* src, size_t n, void* s, std::string& err) override {
     return rt_.check(rt_.memcpy_async(dst, src, n, kDeviceToDevice, s), "cudaMemcpyAsync", err);
   }
-  bool decode(std::span<const gpu::DevicePage>, std::span<gpu::PageResult>, void*,
-              std::string& err) override {
+  bool decode(std::span<const gpu::DevicePage>, std::span<PageStatus>, void*, std::string& err) override {
     err = "no device decoder in this build";
     return false;
   }

@@ -32,8 +32,8 @@ class DeviceMemory {
   virtual bool copy(void* dst, const void* src, size_t n, void* stream, std::string& err) = 0;
   // Decodes `pages` (their in/out pointers on the device; the records themselves in host memory) and
   // sets one result per page once known. Only when can_decode().
-  virtual bool decode(std::span<const gpu::DevicePage> pages, std::span<gpu::PageResult> results,
-                      void* stream, std::string& err) = 0;
+  virtual bool decode(std::span<const gpu::DevicePage> pages, std::span<PageStatus> results, void* stream,
+                      std::string& err) = 0;
   virtual bool sync(void* stream, std::string& err) = 0;
 
   std::mutex mu;  // held by read_to_device for a whole read: the scratch area is shared

@@ -170,7 +170,8 @@ class DeviceRead {
 
   gpu::DevicePage device_page(size_t page, uint8_t* out) const {
     const format::PageEntry& e = entry(page);
-    return gpu::DevicePage{base_ + stored_.at[page], out, e.csize, e.usize, e.codec, 0, e.param, 0};
+    const auto codec = static_cast<format::Codec>(e.codec);  // Image::open checked it
+    return gpu::DevicePage{base_ + stored_.at[page], out, e.csize, e.usize, codec, 0, e.param, 0};
   }
 
   // Holes zeroed, and the decode list: whole pieces into their destination, the rest into scratch.
@@ -196,12 +197,12 @@ class DeviceRead {
   void decode_on_device() {
     cpu_.assign(plan_.entries.size(), {});
     cpu_failed_.assign(plan_.entries.size(), 0);
-    std::vector<gpu::PageResult> results(pages_.size(), gpu::PageResult::kNotRun);
+    std::vector<PageStatus> results(pages_.size(), PageStatus::kNotRun);
     if (!pages_.empty() && !mem_.decode(pages_, results, stream_, err_))
-      std::fill(results.begin(), results.end(), gpu::PageResult::kNotRun);
+      std::fill(results.begin(), results.end(), PageStatus::kNotRun);
     size_t on_device = 0;
     for (size_t j = 0; j < pages_.size(); ++j) {
-      if (results[j] == gpu::PageResult::kOk) {
+      if (results[j] == PageStatus::kOk) {
         ++on_device;
         continue;
       }

@@ -34,12 +34,11 @@ class StandinDeviceMemory final : public DeviceMemory {
     std::memmove(dst, src, n);
     return true;
   }
-  bool decode(std::span<const gpu::DevicePage> pages, std::span<gpu::PageResult> results, void*,
+  bool decode(std::span<const gpu::DevicePage> pages, std::span<PageStatus> results, void*,
               std::string&) override {
     for (size_t i = 0; i < pages.size(); ++i) {
       const gpu::DevicePage& p = pages[i];
-      const CodecResult r = dec_.decode_codec(p.codec, p.param, p.in, p.in_size, p.out, p.out_size);
-      results[i] = static_cast<gpu::PageResult>(r);
+      results[i] = dec_.decode_codec(p.codec, p.param, p.in, p.in_size, p.out, p.out_size);
     }
     ++decode_calls;
     return true;

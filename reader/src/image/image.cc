@@ -57,7 +57,7 @@ void Image::bad_inode(uint32_t ino) const {
 std::span<const format::Dirent> Image::dirents(uint32_t dir_ino) const {
   const format::Inode& in = inode(dir_ino);
   if (type(dir_ino) != format::kTypeDir) fail("inode " + std::to_string(dir_ino) + " is not a directory");
-  return dirents_.subspan(in.a, in.b);
+  return dirents_.subspan(in.first_dirent, in.dirent_count);
 }
 
 std::string_view Image::blob_string(uint32_t offset) const {
@@ -82,7 +82,7 @@ uint32_t Image::resolve(std::string_view path, int* error) const {
       if (error) *error = ENOTDIR;
       return 0;
     }
-    ino = part == ".." ? inode(ino).c : lookup(ino, part);
+    ino = part == ".." ? inode(ino).parent : lookup(ino, part);
     if (ino == 0) {
       if (error) *error = ENOENT;
       return 0;
@@ -104,7 +104,7 @@ std::string Image::path(uint32_t ino) const {
   // A file's parent is not recorded: find it with one scan over the directories.
   uint32_t parent = 0;
   if (type(ino) == format::kTypeDir) {
-    parent = inode(ino).c;
+    parent = inode(ino).parent;
   } else {
     for (uint32_t d = 1; d <= inode_count() && !parent; ++d)
       if (type(d) == format::kTypeDir && find_in(*this, d, ino)) parent = d;
@@ -116,7 +116,7 @@ std::string Image::path(uint32_t ino) const {
     if (!d) return "";
     names.push_back(name(*d));
     cur = parent;
-    parent = inode(parent).c;
+    parent = inode(parent).parent;
   }
   std::string out;
   for (auto it = names.rbegin(); it != names.rend(); ++it) out.append("/").append(*it);
@@ -126,7 +126,7 @@ std::string Image::path(uint32_t ino) const {
 std::string_view Image::symlink_target(uint32_t ino) const {
   const format::Inode& in = inode(ino);
   if (type(ino) != format::kTypeLnk) fail("inode " + std::to_string(ino) + " is not a symlink");
-  return {reinterpret_cast<const char*>(blob_.data()) + in.a, in.b};
+  return {reinterpret_cast<const char*>(blob_.data()) + in.target, in.target_len};
 }
 
 std::span<const format::XattrPair> Image::xattrs(uint32_t ino) const {
@@ -160,10 +160,10 @@ PageRef Image::page_ref(uint32_t ino, uint64_t index) const {
   const uint64_t ps = page_size();
   PageRef ref;
   ref.length = static_cast<uint32_t>(std::min<uint64_t>(ps, in.size - index * ps));
-  if (in.b != format::kNone && index == n - 1) {
+  if (in.tail_entry != format::kNone && index == n - 1) {
     ref.kind = PageRef::kTail;
-    ref.entry = in.b;
-    ref.offset = in.c;
+    ref.entry = in.tail_entry;
+    ref.offset = in.tail_offset;
     return ref;
   }
   uint64_t before = 0;
@@ -178,7 +178,7 @@ PageRef Image::page_ref(uint32_t ino, uint64_t index) const {
     }
   }
   ref.kind = PageRef::kPage;
-  ref.entry = in.a + index - before;
+  ref.entry = in.first_page + index - before;
   return ref;
 }
 

@@ -129,7 +129,7 @@ struct Validator {
     dir_refs.assign(img.inodes_.size() + 1, 0);
     for (uint32_t ino = 1; ino <= img.inodes_.size(); ++ino) inode(ino);
     if ((mode_of(format::kRootIno) & format::kTypeMask) != format::kTypeDir ||
-        img.inodes_[0].c != format::kRootIno)
+        img.inodes_[0].parent != format::kRootIno)
       img.fail("inode 1 (the root) is not a directory");
     reachability();
   }
@@ -240,7 +240,8 @@ struct Validator {
     const uint32_t type = mode_of(ino) & format::kTypeMask;
     if (type == format::kTypeReg) file(ino, in);
     if (type == format::kTypeDir) dir(ino, in);
-    if (type == format::kTypeLnk && (!fits(in.a, in.b, img.blob_.size()) || in.size != in.b))
+    if (type == format::kTypeLnk &&
+        (!fits(in.target, in.target_len, img.blob_.size()) || in.size != in.target_len))
       bad_inode(ino, "bad symlink target");
   }
 
@@ -268,37 +269,40 @@ struct Validator {
     const uint64_t ps = img.page_size();
     if (n > format::kNone) bad_inode(ino, "file too large");
     const uint64_t last_len = n == 0 ? 0 : in.size - (n - 1) * ps;
-    const bool tail = in.b != format::kNone;
+    const bool tail = in.tail_entry != format::kNone;
     uint64_t holes = hole_pages(ino);
     if (tail) {
-      if (n == 0 || last_len == ps || in.b >= img.pages_.size()) bad_inode(ino, "bad tail reference");
-      const format::PageEntry& pack = img.pages_[in.b];
-      if (!(pack.flags & format::kPageTailPack) || !fits(in.c, last_len, pack.usize))
+      if (n == 0 || last_len == ps || in.tail_entry >= img.pages_.size())
+        bad_inode(ino, "bad tail reference");
+      const format::PageEntry& pack = img.pages_[in.tail_entry];
+      if (!(pack.flags & format::kPageTailPack) || !fits(in.tail_offset, last_len, pack.usize))
         bad_inode(ino, "tail outside its tail pack");
       if (page_is_hole(ino, n - 1)) bad_inode(ino, "tail page is also a hole");
-    } else if (in.c != 0) {
+    } else if (in.tail_offset != 0) {
       bad_inode(ino, "tail offset without a tail");
     }
     if (holes + (tail ? 1 : 0) > n) bad_inode(ino, "more holes than pages");
     const uint64_t entries = n - holes - (tail ? 1 : 0);
-    if (!fits(in.a, entries, img.pages_.size())) bad_inode(ino, "page entries out of range");
+    if (!fits(in.first_page, entries, img.pages_.size())) bad_inode(ino, "page entries out of range");
     if ((file_entries += entries) > img.pages_.size()) bad_inode(ino, "page entries shared between files");
     const bool last_is_entry = n > 0 && !tail && !page_is_hole(ino, n - 1);
     for (uint64_t i = 0; i < entries; ++i) {
-      const format::PageEntry& e = img.pages_[in.a + i];
+      const format::PageEntry& e = img.pages_[in.first_page + i];
       const uint64_t want = (last_is_entry && i == entries - 1) ? last_len : ps;
       if ((e.flags & format::kPageTailPack) || e.usize != want)
-        bad_inode(ino, "page entry " + std::to_string(in.a + i) + " does not fit the file");
+        bad_inode(ino, "page entry " + std::to_string(in.first_page + i) + " does not fit the file");
     }
   }
 
   void dir(uint32_t ino, const format::Inode& in) {
-    if (!fits(in.a, in.b, img.dirents_.size())) bad_inode(ino, "entries out of range");
-    if ((dir_entries += in.b) > img.dirents_.size()) bad_inode(ino, "entries shared between directories");
-    if (in.c == 0 || in.c > img.inodes_.size() || (mode_of(in.c) & format::kTypeMask) != format::kTypeDir)
+    if (!fits(in.first_dirent, in.dirent_count, img.dirents_.size())) bad_inode(ino, "entries out of range");
+    if ((dir_entries += in.dirent_count) > img.dirents_.size())
+      bad_inode(ino, "entries shared between directories");
+    if (in.parent == 0 || in.parent > img.inodes_.size() ||
+        (mode_of(in.parent) & format::kTypeMask) != format::kTypeDir)
       bad_inode(ino, "bad parent");
     std::string_view prev;
-    for (const format::Dirent& d : img.dirents_.subspan(in.a, in.b)) {
+    for (const format::Dirent& d : img.dirents_.subspan(in.first_dirent, in.dirent_count)) {
       if (!string_ok(d.name)) bad_inode(ino, "bad entry name");
       std::string_view name = img.blob_string(d.name);
       if (name.find('/') != std::string_view::npos || name.find('\0') != std::string_view::npos ||
@@ -310,7 +314,8 @@ struct Validator {
       const format::Inode& child = img.inodes_[d.ino - 1];
       if ((mode_of(d.ino) & format::kTypeMask) == format::kTypeDir) {
         // A directory has exactly one name and knows its parent: the tree cannot loop.
-        if (dir_refs[d.ino]++ != 0 || child.c != ino) bad_inode(d.ino, "directory linked more than once");
+        if (dir_refs[d.ino]++ != 0 || child.parent != ino)
+          bad_inode(d.ino, "directory linked more than once");
       }
     }
   }
@@ -324,7 +329,7 @@ struct Validator {
       stack.pop_back();
       ++reached;
       const format::Inode& in = img.inodes_[ino - 1];
-      for (const format::Dirent& d : img.dirents_.subspan(in.a, in.b))
+      for (const format::Dirent& d : img.dirents_.subspan(in.first_dirent, in.dirent_count))
         if ((mode_of(d.ino) & format::kTypeMask) == format::kTypeDir) stack.push_back(d.ino);
     }
     size_t dirs = 0;
