@@ -9,7 +9,7 @@
 //
 // The metadata is used in memory as it was before 2.0: fixed-size records (the tables of the structs
 // below) in sections at 8-byte aligned offsets of one buffer of meta_usize bytes. On disk each section is
-// stored in a transformed form (FORMAT.md 5.6: some fields delta-coded, then the bytes transposed so
+// stored in a transformed form (FORMAT.md 5.5: some fields delta-coded, then the bytes transposed so
 // that equal bytes of neighbouring records are adjacent) cut into 64 KiB blocks, each GDeflate or
 // stored. A reader inflates it once at open, then validates and uses it in place.
 #pragma once

@@ -1,4 +1,4 @@
-// The stored form of an image's metadata (docs/FORMAT.md, section 5.6): how mkfs turns the inflated
+// The stored form of an image's metadata (docs/FORMAT.md, section 5.5): how mkfs turns the inflated
 // metadata (fixed-size records in sections, used in place by readers) into the compressed region it
 // writes, and how a reader turns that region back, checking everything it is given on the way.
 //

@@ -11,6 +11,7 @@
 #include "gdfs/bitpack.h"
 #include "gdfs/format.h"
 #include "gdfs/gdeflate.h"
+#include "gdfs/page_status.h"
 
 namespace gdfs {
 
