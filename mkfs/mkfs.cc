@@ -8,6 +8,7 @@
 #include <cstring>
 #include <utility>
 
+#include "base.h"
 #include "gdfs/checksum.h"
 #include "gdfs/meta_codec.h"
 #include "image_writer.h"
@@ -41,7 +42,7 @@ Timestamp image_time(const Options& o, const ScanResult& scan, const Tree& tree)
 
 format::Superblock make_superblock(const Options& o, const Timestamp& time, const Tree& tree,
                                    const PackResult& pack, const Metadata& meta, const meta::Encoded& stored,
-                                   uint64_t meta_offset) {
+                                   uint64_t meta_offset, const LayerTable& layers) {
   using namespace format;
   Superblock sb{};
   std::memcpy(sb.magic, kMagic, sizeof sb.magic);
@@ -62,6 +63,15 @@ format::Superblock make_superblock(const Options& o, const Timestamp& time, cons
   sb.meta_offset = meta_offset;
   sb.meta_size = stored.region.size();
   sb.image_size = meta_offset + sb.meta_size;
+  if (layers.count > 0) {  // only a layered image needs format 2.1: any other stays readable by 2.0
+    sb.minor = kMinorLayers;
+    sb.incompat |= kIncompatLayers;
+    sb.layers_offset = align_up(sb.image_size, kSectionAlign);
+    sb.layers_size = static_cast<uint32_t>(layers.region.size());
+    sb.layer_count = layers.count;
+    sb.layers_checksum = checksum64(layers.region.data(), layers.region.size());
+    sb.image_size = sb.layers_offset + sb.layers_size;
+  }
   sb.meta_checksum = checksum64(stored.region.data(), stored.region.size());
   sb.meta_usize = meta.bytes.size();
   sb.meta_ucheck = checksum64(meta.bytes.data(), meta.bytes.size());
@@ -97,6 +107,10 @@ Summary summarize(const Options& o, const ScanResult& scan, const Tree& tree, co
   s.tail_packs = pack.stats.tail_packs;
   s.tail_bytes = pack.stats.tail_bytes;
   s.tail_dedupe_hits = pack.stats.tail_dedupe_hits;
+  s.reused_pages = p.reused;
+  s.reused_bytes = p.reused_bytes;
+  s.reused_stored_bytes = p.reused_stored_bytes;
+  s.base_tails = pack.stats.base_tails;
   s.metadata_bytes = sb.meta_size;
   return s;
 }
@@ -113,7 +127,8 @@ Summary make_image(const Options& o, Diag& diag, Progress& progress) {
   const auto start = std::chrono::steady_clock::now();
   const FileId old = existing_file_id(o.image);
   ImageWriter image(o.image, o.force);  // first: an unwritable IMAGE fails before a long scan
-  ScanResult scan = scan_tree(o, diag, progress, {old, image.temp_id()});
+  const std::unique_ptr<Base> base = o.base.empty() ? nullptr : std::make_unique<Base>(o);
+  ScanResult scan = scan_tree(o, diag, progress, {old, image.temp_id(), existing_file_id(o.base)});
   Tree tree = number_inodes(scan);
 
   uint64_t files = 0, bytes = 0;
@@ -122,7 +137,8 @@ Summary make_image(const Options& o, Diag& diag, Progress& progress) {
   progress.set_totals(files, bytes);
   progress.start_packing();
 
-  PackResult pack = pack_data(o, scan, tree, image, diag, progress);
+  PackResult pack = pack_data(o, scan, tree, image, diag, progress, base.get());
+  const LayerTable layers = o.layered ? make_layer_table(*base, pack.pages.entries, o.image) : LayerTable{};
   apply_pack_changes(scan, tree, pack);  // files skipped or resized while packed
   const uint64_t meta_offset = format::align_up(pack.pages.data_end, format::kSectionAlign);
   const Metadata meta = build_metadata(scan, tree, pack);
@@ -137,8 +153,8 @@ Summary make_image(const Options& o, Diag& diag, Progress& progress) {
   pack.runs = {};
   malloc_trim(0);  // hand the freed small blocks back: the encoder's large buffers are fresh mappings
   const meta::Encoded stored = meta::encode(meta.bytes, meta.sections, metadata_level(o), o.threads);
-  const format::Superblock sb = make_superblock(o, time, tree, pack, meta, stored, meta_offset);
-  image.commit(sb, stored.region);
+  const format::Superblock sb = make_superblock(o, time, tree, pack, meta, stored, meta_offset, layers);
+  image.commit(sb, stored.region, layers.region);
 
   s.image_bytes = sb.image_size;
   s.metadata_bytes = sb.meta_size;

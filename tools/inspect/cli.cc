@@ -13,6 +13,9 @@ using inspect::Options;
 CLI::App* add_command(CLI::App& app, const char* name, const char* what, Options& o) {
   auto* cmd = app.add_subcommand(name, what);
   cmd->add_option("IMAGE", o.image, "The gdfs image")->required();
+  cmd->add_option("--base", o.bases,
+                  "A base image of a layered IMAGE that is not where IMAGE says (repeat for several)")
+      ->type_name("PATH|URL");
   return cmd;
 }
 
@@ -65,6 +68,11 @@ int inspect_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
   extract->add_option("DIR", o.dir, "Target directory, created if missing")->required();
   add_path(extract, o, false);
 
+  auto* flatten =
+      add_command(app, "flatten", "Write a layered image and its bases as one standalone image", o);
+  flatten->add_option("OUTPUT", o.dir, "The standalone image to write")->required();
+  flatten->add_flag("--force", o.force, "Replace OUTPUT if it exists");
+
   auto* counters =
       app.add_subcommand("counters", "Live counters of a mounted gdfs (reads, cache, decode, I/O)");
   counters->add_option("MOUNTPOINT", o.dir, "Where the image is mounted")->required();
@@ -79,6 +87,7 @@ int inspect_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
     if (*verify) return inspect::verify(o, out, err);
     if (*cat) return inspect::cat(o, out);
     if (*extract) return inspect::extract(o, out, err);
+    if (*flatten) return inspect::flatten(o, out);
     if (*counters) return inspect::counters(o, out);
     return 2;
   });

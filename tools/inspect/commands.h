@@ -5,6 +5,7 @@
 
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 namespace gdfs::inspect {
 
@@ -13,9 +14,11 @@ struct Options {
   std::string path;  // inside the image; "/" when not given
   std::string dir;   // extract: the target directory
   bool json = false;
-  bool long_format = false;  // ls -l
-  bool recursive = false;    // ls -R
-  unsigned threads = 0;      // verify: 0 = all cores
+  bool long_format = false;        // ls -l
+  bool recursive = false;          // ls -R
+  unsigned threads = 0;            // verify: 0 = all cores
+  bool force = false;              // flatten: replace OUTPUT
+  std::vector<std::string> bases;  // --base: where a layered image's bases are
 };
 
 int info(const Options& o, std::ostream& out);
@@ -25,6 +28,8 @@ int stats(const Options& o, std::ostream& out);
 int verify(const Options& o, std::ostream& out, std::ostream& err);
 int cat(const Options& o, std::ostream& out);
 int extract(const Options& o, std::ostream& out, std::ostream& err);
+// A layered image as one standalone image at o.dir.
+int flatten(const Options& o, std::ostream& out);
 // Not about an image: the counters of a mounted gdfs (o.dir is the mount point).
 int counters(const Options& o, std::ostream& out);
 

@@ -107,7 +107,7 @@ int open_target(const std::string& dir) {
 }  // namespace
 
 int extract(const Options& o, std::ostream& out, std::ostream& err) {
-  auto img = Image::open(o.image);
+  auto img = open_image(o);
   const uint32_t ino = resolve_path(*img, o.path);
   const UniqueFd root(open_target(o.dir));
   const int root_fd = root.get();

@@ -7,10 +7,17 @@
 #include <ostream>
 #include <stdexcept>
 
+#include "commands.h"
 #include "gdfs/bitpack.h"
 #include "json_text.h"
 
 namespace gdfs::inspect {
+
+std::unique_ptr<Image> open_image(const Options& o) {
+  SourceOptions so;
+  so.bases = o.bases;
+  return Image::open(o.image, so);
+}
 
 uint32_t resolve_path(const Image& img, const std::string& path) {
   const uint32_t ino = img.resolve(path);

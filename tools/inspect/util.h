@@ -16,6 +16,10 @@ namespace gdfs::inspect {
 
 using Json = nlohmann::ordered_json;  // keeps keys in the order we write them: easier to read
 
+struct Options;
+// Opens o.image, with o.bases as the places a layered image's bases may be.
+std::unique_ptr<Image> open_image(const Options& o);
+
 // The inode at `path` inside the image; throws naming the image and the path when there is none.
 uint32_t resolve_path(const Image& img, const std::string& path);
 // Like resolve_path, but symlinks are followed in every component, the last included, as open(2) does:
