@@ -242,6 +242,16 @@ void Pipeline::commit(PageJob& job, gdeflate::Compressor& comp, PageDecoder& dec
 // A page of the base image: its stored bytes copied, or (layered) left in the base.
 void Pipeline::commit_reused(const PageJob& job, format::PageEntry& e) {
   PipelineStats& st = result_.stats;
+  // The same base entry reused again (the tree has the page twice): shared, as dedupe would.
+  const auto [it, fresh] = reused_.try_emplace(job.base_entry, static_cast<uint32_t>(result_.entries.size()));
+  if (!fresh) {
+    e = result_.entries[it->second];
+    if (!layered_) e.flags |= format::kPageDeduped;
+    ++st.deduped;
+    st.dedup_bytes += e.usize;
+    st.dedup_stored_bytes += e.csize;
+    return;
+  }
   e = base_->entry_for(job.base_entry, layered_);
   if (job.tail_pack) e.flags = format::kPageTailPack;
   ++st.reused;

@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "gdfs/format.h"
@@ -112,6 +113,7 @@ class Pipeline {
 
   // Owned by the writer thread until finish() joins it (entries_ is also read under mu_ by committed()).
   PipelineResult result_;
+  std::unordered_map<uint32_t, uint32_t> reused_;  // base entry -> the first entry that reused it
 
   std::vector<std::thread> threads_;
 };

@@ -25,6 +25,7 @@ inline constexpr uint16_t kMajor = 2;  // a reader refuses any other major versi
 // minor an image needs: 0, or kMinorLayers for a layered image.
 inline constexpr uint16_t kMinor = 0;
 inline constexpr uint16_t kMinorLayers = 1;
+inline constexpr uint16_t kNewestMinor = kMinorLayers;  // the newest this reader reads: tools report it
 inline constexpr uint32_t kSuperblockSize = 512;
 inline constexpr uint64_t kDataOffset = 4096;  // page data starts here; 4 KiB keeps O_DIRECT possible
 inline constexpr uint32_t kPageAlign = 4;      // every page starts 4-byte aligned (GPU 32-bit loads)

@@ -28,7 +28,8 @@ bool hint_ok(std::string_view h) {
 std::string resolve_hint(const std::string& location, const std::string& hint) {
   std::string base = location.substr(0, location.find_first_of(is_url(location) ? "?#" : ""));
   const size_t slash = base.rfind('/');
-  if (slash == std::string::npos || (is_url(base) && slash < base.find("://") + 3)) return hint;
+  if (is_url(base) && (slash == std::string::npos || slash < base.find("://") + 3)) return base + "/" + hint;
+  if (slash == std::string::npos) return hint;
   return base.substr(0, slash + 1) + hint;
 }
 
