@@ -89,6 +89,7 @@ int open_target(const std::string& dir) {
 }  // namespace
 
 int extract(const Options& o, std::ostream& out, std::ostream& err) {
+  if (!o.archive.empty()) return extract_archive(o, out, err);
   auto img = open_image(o);
   const uint32_t ino = resolve_path(*img, o.path);
   const UniqueFd root(open_target(o.dir));
