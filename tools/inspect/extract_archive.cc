@@ -47,7 +47,19 @@ class ArchiveBuilder {
     if (links_ == nullptr) throw std::runtime_error("out of memory");
     archive_entry_linkresolver_set_strategy(links_, w_.format());
   }
-  ~ArchiveBuilder() { archive_entry_linkresolver_free(links_); }
+  ~ArchiveBuilder() {
+    // libarchive 3.6's resolver frees an entry it still holds twice (once in linkresolver_free, once
+    // as its "spare"): take them back first. Only a run that stopped early leaves any.
+    for (;;) {
+      archive_entry* e = nullptr;
+      archive_entry* spare = nullptr;
+      archive_entry_linkify(links_, &e, &spare);
+      if (e == nullptr) break;
+      archive_entry_free(e);
+      archive_entry_free(spare);
+    }
+    archive_entry_linkresolver_free(links_);
+  }
   ArchiveBuilder(const ArchiveBuilder&) = delete;
   ArchiveBuilder& operator=(const ArchiveBuilder&) = delete;
 
