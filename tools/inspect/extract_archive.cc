@@ -63,10 +63,13 @@ class ArchiveBuilder {
   ArchiveBuilder(const ArchiveBuilder&) = delete;
   ArchiveBuilder& operator=(const ArchiveBuilder&) = delete;
 
-  // Adds inode `ino` under the archive path `rel`. The link resolver may hold it back (newc cpio writes
-  // a hardlinked file's data with its last name) and hand back an earlier one instead.
-  void add(uint32_t ino, const std::string& rel) {
+  // Adds inode `ino` under the archive path `rel`; `source` is its path in the image, for messages. The
+  // link resolver may hold it back (newc cpio writes a hardlinked file's data with its last name) and
+  // hand back an earlier one instead.
+  void add(uint32_t ino, const std::string& rel, const std::string& source) {
     archive_entry* e = make_entry(ino, rel).release();
+    // libarchive's field for where an entry came from: writers ignore it, the resolver keeps it.
+    archive_entry_copy_sourcepath(e, source.c_str());
     archive_entry* spare = nullptr;
     archive_entry_linkify(links_, &e, &spare);
     EntryPtr first(e), second(spare);
@@ -97,9 +100,9 @@ class ArchiveBuilder {
   EntryPtr make_entry(uint32_t ino, const std::string& rel) const;
   void add_sparse_map(archive_entry* e, uint32_t ino) const;
   void emit(archive_entry* e);
-  void write_data(uint32_t ino);
+  void write_data(uint32_t ino, const std::string& source);
   void write_zeros(uint64_t n);
-  void copy_range(uint32_t ino, uint64_t from, uint64_t to);
+  void copy_range(uint32_t ino, uint64_t from, uint64_t to, const std::string& source);
   // Calls fn(first_byte, end_byte) for each run of data pages of regular file `ino`, in file order.
   template <class Fn>
   void for_each_data_run(uint32_t ino, Fn&& fn) const;
@@ -189,16 +192,16 @@ void ArchiveBuilder::emit(archive_entry* e) {
   // Hardlink entries carry no data (the resolver unset their size); only the file's one data entry does.
   if (archive_entry_filetype(e) == AE_IFREG && archive_entry_hardlink(e) == nullptr &&
       archive_entry_size(e) > 0)
-    write_data(static_cast<uint32_t>(archive_entry_ino64(e)));
+    write_data(static_cast<uint32_t>(archive_entry_ino64(e)), archive_entry_sourcepath(e));
 }
 
 // The whole logical file, holes as zeros: the pax writer drops the zeros its sparse map marks as holes,
 // other formats store them.
-void ArchiveBuilder::write_data(uint32_t ino) {
+void ArchiveBuilder::write_data(uint32_t ino, const std::string& source) {
   uint64_t done = 0;
   for_each_data_run(ino, [&](uint64_t from, uint64_t to) {
     write_zeros(from - done);
-    copy_range(ino, from, to);
+    copy_range(ino, from, to, source);
     done = to;
   });
   const uint64_t size = img_.inode(ino).size;
@@ -215,7 +218,7 @@ void ArchiveBuilder::write_zeros(uint64_t n) {
   }
 }
 
-void ArchiveBuilder::copy_range(uint32_t ino, uint64_t from, uint64_t to) {
+void ArchiveBuilder::copy_range(uint32_t ino, uint64_t from, uint64_t to, const std::string& source) {
   buf_.resize(kChunk);
   for (uint64_t off = from; off < to;) {
     size_t got = 0;
@@ -223,7 +226,7 @@ void ArchiveBuilder::copy_range(uint32_t ino, uint64_t from, uint64_t to) {
       got = img_.read(ino, off, std::min<uint64_t>(kChunk, to - off), buf_.data(), dec_);
     } catch (const ImageError& e) {
       // The image's message names the image, the inode and the page; the path says which file it is.
-      throw std::runtime_error(std::string(e.what()) + " [path " + printable(img_.path(ino)) + "]");
+      throw std::runtime_error(std::string(e.what()) + " [path " + printable(source) + "]");
     }
     if (got == 0) throw std::runtime_error(img_.describe(ino, off / img_.page_size(), "short read"));
     w_.data(buf_.data(), got);
@@ -300,13 +303,14 @@ class TempArchive {
 // whose contents they become), or the single entry PATH under its own name.
 void add_entries(const Image& img, const std::string& path, ArchiveBuilder& b) {
   const uint32_t ino = resolve_path(img, path);
+  const std::string source = path.starts_with('/') ? path : "/" + path;
   if (img.type(ino) == format::kTypeDir) {
     walk(img, ino, "", [&](const Entry& e) {
-      b.add(e.ino, e.path);
+      b.add(e.ino, e.path, join_path(source, e.path));
       return true;
     });
   } else {
-    b.add(ino, last_name(path));
+    b.add(ino, last_name(path), source);
   }
   b.finish();
 }
