@@ -63,6 +63,16 @@ int ArchiveWriter::format() const {
   return archive_format(a_);
 }
 
+std::string ArchiveWriter::describe() const {
+  std::string s = archive_format_name(a_) ? archive_format_name(a_) : "?";
+  // Filter 0 is the last one applied; the final "none" is the output itself.
+  for (int i = archive_filter_count(a_) - 1; i >= 0; --i) {
+    const char* name = archive_filter_name(a_, i);
+    if (name != nullptr && std::string(name) != "none") s += std::string(", ") + name;
+  }
+  return s;
+}
+
 bool ArchiveWriter::keeps_holes() const {
   const int format = archive_format(a_);
   return format == ARCHIVE_FORMAT_TAR_PAX_INTERCHANGE || format == ARCHIVE_FORMAT_TAR_PAX_RESTRICTED;

@@ -27,6 +27,8 @@ class ArchiveWriter {
 
   // libarchive's code of the format being written (ARCHIVE_FORMAT_*), for its hardlink resolver.
   int format() const;
+  // libarchive's name of the format and filters, for the summary: "POSIX pax interchange", "gzip".
+  std::string describe() const;
   // True when the format can keep sparse maps (pax): holes are then not written as zeros.
   bool keeps_holes() const;
   // Writes the header of `e`. False when the format cannot hold this entry (a fifo in zip, a socket in

@@ -18,6 +18,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <iostream>
 #include <memory>
 #include <ostream>
 #include <stdexcept>
@@ -322,6 +323,10 @@ int extract_archive(const Options& o, std::ostream& out, std::ostream& err) {
   const Utf8Names names;
   const ArchiveFormat f = choose_archive_format(o.archive, o.format, o.compress);
   if (o.archive == "-") {
+    // As tar does: an archive on a terminal is never what was meant (a forgotten redirection).
+    if (&out == &std::cout && isatty(STDOUT_FILENO))
+      throw std::runtime_error(
+          "refusing to write an archive to a terminal; redirect it, or give --archive FILE");
     ArchiveWriter w(f, out, "(standard output)");
     ArchiveBuilder b(*img, w, err);
     add_entries(*img, o.path, b);
@@ -336,9 +341,9 @@ int extract_archive(const Options& o, std::ostream& out, std::ostream& err) {
   w.finish();
   file.commit();
   out << "wrote " << b.entries() << " entries (" << b.file_bytes() << " file bytes) to "
-      << printable(o.archive) << " as " << f.format << (f.filter == "none" ? "" : ", " + f.filter) << "\n";
+      << printable(o.archive) << " (" << w.describe() << ")\n";
   if (b.skipped() != 0)
-    err << "gdfs-inspect: warning: " << b.skipped() << " entries left out: " << f.format
+    err << "gdfs-inspect: warning: " << b.skipped() << " entries left out: " << w.describe()
         << " cannot hold them\n";
   return 0;
 }
