@@ -7,8 +7,10 @@
 #include <archive_entry.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -218,6 +220,18 @@ bool no_temporaries(const std::string& dir) {
   return true;
 }
 
+// A unix socket at `path` (the listening socket itself is closed again; the node stays).
+void make_socket(const std::string& path) {
+  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  ASSERT_LT(path.size(), sizeof addr.sun_path) << path;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  EXPECT_EQ(bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0) << strerror(errno);
+  close(fd);
+}
+
 bool have(const std::string& tool) {
   return std::system(("command -v " + tool + " >/dev/null").c_str()) == 0;
 }
@@ -325,6 +339,29 @@ TEST_F(ExtractArchive, GnutarAndUstar) {
 
 TEST_F(ExtractArchive, CpioIsNewc) {
   check_file("all.cpio", Kind{.tar_links = false});
+}
+
+// tar cannot hold a socket: it is left out with a warning, the rest is written. cpio keeps it.
+TEST(ExtractArchiveSockets, TarLeavesThemOutCpioKeepsThem) {
+  TempDir dir("extract-archive-sock");
+  fs::create_directories(dir / "src");
+  write_file(dir / "src/f", "file\n");
+  make_socket(dir / "src/sock");
+  ASSERT_EQ(run_mkfs({"-q", dir / "src", dir / "img"}).code, 0);
+  CliResult r = run_inspect({"extract", dir / "img", "--archive", dir / "s.tar"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("sock: left out"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("1 entries left out"), std::string::npos) << r.err;
+  ReadArchive got;
+  ASSERT_EQ(read_file_archive(dir / "s.tar", got), "");
+  EXPECT_EQ(got.size(), 1u);
+  EXPECT_TRUE(got.contains("f"));
+  r = run_inspect({"extract", dir / "img", "--archive", dir / "s.cpio"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  got.clear();
+  ASSERT_EQ(read_file_archive(dir / "s.cpio", got), "");
+  ASSERT_TRUE(got.contains("sock"));
+  EXPECT_EQ(got.at("sock").type, unsigned{AE_IFSOCK});
 }
 
 TEST_F(ExtractArchive, ZipLeavesOutWhatZipCannotHold) {
