@@ -3,50 +3,81 @@
 #include <archive.h>
 #include <archive_entry.h>
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <memory>
 #include <ostream>
 #include <stdexcept>
 #include <utility>
 
 namespace gdfs::inspect {
+
+// Where libarchive's output goes: a descriptor or a stream. Once the archive is abandoned, output is
+// dropped: closing the archive then frees everything (libarchive 3.6 leaks its buffers when an archive
+// is freed unclosed) but writes no trailer, so a cut stream never looks complete.
+struct ArchiveWriter::Sink {
+  std::ostream* out = nullptr;
+  int fd = -1;
+  bool abandoned = false;
+
+  bool write(const char* p, size_t n) const {
+    if (out != nullptr) return static_cast<bool>(out->write(p, static_cast<std::streamsize>(n)));
+    while (n > 0) {
+      const ssize_t put = ::write(fd, p, n);
+      if (put < 0 && errno == EINTR) continue;
+      if (put <= 0) return false;
+      p += put, n -= static_cast<size_t>(put);
+    }
+    return true;
+  }
+  bool flush() const { return out == nullptr || static_cast<bool>(out->flush()); }
+};
+
 namespace {
 
-// libarchive's write callback for an ostream: `client` is the stream.
-la_ssize_t write_stream(archive* a, void* client, const void* buf, size_t n) {
-  auto& out = *static_cast<std::ostream*>(client);
-  if (!out.write(static_cast<const char*>(buf), static_cast<std::streamsize>(n))) {
-    archive_set_error(a, EIO, "cannot write to the output");
-    return -1;
-  }
-  return static_cast<la_ssize_t>(n);
+la_ssize_t write_sink(archive* a, void* client, const void* buf, size_t n) {
+  const auto& sink = *static_cast<const ArchiveWriter::Sink*>(client);
+  if (sink.abandoned) return static_cast<la_ssize_t>(n);
+  const int error = errno;
+  if (sink.write(static_cast<const char*>(buf), n)) return static_cast<la_ssize_t>(n);
+  archive_set_error(a, errno != error ? errno : EIO, "cannot write");
+  return -1;
 }
 
-int close_stream(archive* a, void* client) {
-  if (static_cast<std::ostream*>(client)->flush()) return ARCHIVE_OK;
-  archive_set_error(a, EIO, "cannot write to the output");
+int close_sink(archive* a, void* client) {
+  const auto& sink = *static_cast<const ArchiveWriter::Sink*>(client);
+  if (sink.abandoned || sink.flush()) return ARCHIVE_OK;
+  archive_set_error(a, EIO, "cannot write");
   return ARCHIVE_FATAL;
 }
 
 }  // namespace
 
-ArchiveWriter::ArchiveWriter(std::string name) : a_(archive_write_new()), name_(std::move(name)) {
-  if (a_ == nullptr) throw std::runtime_error("cannot start writing " + name_ + ": out of memory");
-}
-
 ArchiveWriter::ArchiveWriter(const ArchiveFormat& f, int fd, std::string name)
-    : ArchiveWriter(std::move(name)) {
-  configure(f);
-  if (archive_write_open_fd(a_, fd) != ARCHIVE_OK) fail("cannot open");
-}
+    : ArchiveWriter(f, Sink{.fd = fd}, std::move(name)) {}
 
 ArchiveWriter::ArchiveWriter(const ArchiveFormat& f, std::ostream& out, std::string name)
-    : ArchiveWriter(std::move(name)) {
-  configure(f);
-  if (archive_write_open2(a_, &out, nullptr, write_stream, close_stream, nullptr) != ARCHIVE_OK)
-    fail("cannot open");
+    : ArchiveWriter(f, Sink{.out = &out}, std::move(name)) {}
+
+ArchiveWriter::ArchiveWriter(const ArchiveFormat& f, Sink sink, std::string name)
+    : a_(archive_write_new()), sink_(std::make_unique<Sink>(sink)), name_(std::move(name)) {
+  if (a_ == nullptr) throw std::runtime_error("cannot start writing " + name_ + ": out of memory");
+  try {
+    configure(f);
+    if (archive_write_open2(a_, sink_.get(), nullptr, write_sink, close_sink, nullptr) != ARCHIVE_OK)
+      fail("cannot open");
+  } catch (...) {
+    archive_write_free(a_);  // the destructor does not run for a constructor that throws
+    throw;
+  }
 }
 
 ArchiveWriter::~ArchiveWriter() {
-  if (!finished_) archive_write_fail(a_);
+  if (!finished_) {
+    sink_->abandoned = true;
+    archive_write_close(a_);  // pads the cut entry and adds the trailer, all dropped by the sink
+  }
   archive_write_free(a_);
 }
 

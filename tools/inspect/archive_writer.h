@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <iosfwd>
+#include <memory>
 #include <string>
 
 #include "archive_format.h"
@@ -19,8 +20,8 @@ class ArchiveWriter {
   // names the archive in messages. Throws when libarchive does not have the format or the filter.
   ArchiveWriter(const ArchiveFormat& f, int fd, std::string name);
   ArchiveWriter(const ArchiveFormat& f, std::ostream& out, std::string name);
-  // Without finish(), the archive is abandoned: no end-of-archive trailer is written, so a reader of a
-  // stream cut short by an error sees a truncated archive, never a complete-looking one.
+  // Without finish(), the archive is abandoned: nothing more is written (no end-of-archive trailer), so
+  // a reader of a stream cut short by an error sees a truncated archive, never a complete-looking one.
   ~ArchiveWriter();
   ArchiveWriter(const ArchiveWriter&) = delete;
   ArchiveWriter& operator=(const ArchiveWriter&) = delete;
@@ -40,12 +41,15 @@ class ArchiveWriter {
   // Writes the trailer and flushes (and closes nothing we own). Throws on failure.
   void finish();
 
+  struct Sink;  // where the bytes go (archive_writer.cc)
+
  private:
-  explicit ArchiveWriter(std::string name);
+  ArchiveWriter(const ArchiveFormat& f, Sink sink, std::string name);
   void configure(const ArchiveFormat& f);
   [[noreturn]] void fail(const std::string& what) const;
 
   archive* a_;
+  std::unique_ptr<Sink> sink_;  // libarchive holds its address
   std::string name_;
   bool finished_ = false;
 };
