@@ -11,8 +11,11 @@ namespace gdfs::inspect {
 
 struct Options {
   std::string image;
-  std::string path;  // inside the image; "/" when not given
-  std::string dir;   // extract: the target directory
+  std::string path;      // inside the image; "/" when not given
+  std::string dir;       // extract: the target directory
+  std::string archive;   // extract --archive: the archive file, "-" for standard output; "" = to DIR
+  std::string format;    // extract --format: "" = from the archive's name
+  std::string compress;  // extract --compress: "" = from the archive's name
   bool json = false;
   bool long_format = false;        // ls -l
   bool recursive = false;          // ls -R
@@ -28,6 +31,8 @@ int stats(const Options& o, std::ostream& out);
 int verify(const Options& o, std::ostream& out, std::ostream& err);
 int cat(const Options& o, std::ostream& out);
 int extract(const Options& o, std::ostream& out, std::ostream& err);
+// extract --archive (extract_archive.cc): the archive goes to o.archive, or to `out` when that is "-".
+int extract_archive(const Options& o, std::ostream& out, std::ostream& err);
 // A layered image as one standalone image at o.dir.
 int flatten(const Options& o, std::ostream& out);
 // Not about an image: the counters of a mounted gdfs (o.dir is the mount point).

@@ -89,6 +89,23 @@ const FileType* file_type(uint32_t mode) {
 
 }  // namespace
 
+std::string last_name(const std::string& path) {
+  std::vector<std::string> parts;
+  for (size_t pos = 0; pos <= path.size();) {
+    size_t slash = path.find('/', pos);
+    if (slash == std::string::npos) slash = path.size();
+    const std::string part = path.substr(pos, slash - pos);
+    if (part == "..") {
+      if (!parts.empty()) parts.pop_back();
+    } else if (!part.empty() && part != ".") {
+      parts.push_back(part);
+    }
+    pos = slash + 1;
+  }
+  if (parts.empty()) throw std::runtime_error(path + ": has no name to extract it under");
+  return parts.back();
+}
+
 std::string mode_string(uint32_t mode) {
   std::string s = "?rwxrwxrwx";
   if (const FileType* t = file_type(mode)) s[0] = t->letter;

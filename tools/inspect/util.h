@@ -28,6 +28,10 @@ uint32_t resolve_path(const Image& img, const std::string& path);
 inline constexpr int kMaxSymlinks = 40;
 uint32_t resolve_following(const Image& img, const std::string& path);
 
+// The name PATH gives its last entry ("/a/./b/" -> "b", "a/b/../c" -> "c"): what `extract` names a single
+// file it extracts. Throws when PATH names no entry ("/", "a/..").
+std::string last_name(const std::string& path);
+
 // "drwxr-xr-x", with s/S and t/T like ls -l.
 std::string mode_string(uint32_t mode);
 // "file", "dir", "symlink", "chardev", "blockdev", "fifo", "socket".
