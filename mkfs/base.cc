@@ -95,13 +95,15 @@ uint32_t Base::page_candidate(const std::vector<uint8_t>& raw) const {
   return it == pages_.end() ? format::kNone : it->second;
 }
 
-std::optional<Base::Tail> Base::find_tail(const std::vector<uint8_t>& tail) {
+std::optional<Base::Tail> Base::tail_candidate(const std::vector<uint8_t>& tail) const {
   const auto it = tails_.find(Key{hash128(tail.data(), tail.size()), static_cast<uint32_t>(tail.size())});
   if (it == tails_.end()) return std::nullopt;
-  const std::vector<uint8_t>* pack = decoded_pack(it->second.entry);
-  if (!pack || std::memcmp(pack->data() + it->second.offset, tail.data(), tail.size()) != 0)
-    return std::nullopt;
   return it->second;
+}
+
+bool Base::same_tail(const Tail& t, const std::vector<uint8_t>& tail) {
+  const std::vector<uint8_t>* pack = decoded_pack(t.entry);
+  return pack && std::memcmp(pack->data() + t.offset, tail.data(), tail.size()) == 0;
 }
 
 // OLD's tail packs, decoded, the least recently used dropped first: the new tree's files come in much
@@ -129,24 +131,35 @@ const std::vector<uint8_t>* Base::decoded_pack(uint32_t entry) {
 
 bool Base::reuse(PageJob& job, bool layered, PageDecoder& dec, std::vector<uint8_t>& buf) const {
   const format::PageEntry& e = image_->pages()[job.base_entry];  // offset in image_->source()
-  if (!(job.base_confirmed && layered)) {
-    job.packed.resize(e.csize);
-    if (!image_->read_stored(e, job.packed.data())) return false;
-    if (!job.base_confirmed) {
-      buf.resize(e.usize);
-      if (dec.decode(e, job.packed.data(), buf.data()) != PageStatus::kOk || buf.size() != job.raw.size() ||
-          std::memcmp(buf.data(), job.raw.data(), buf.size()) != 0)
-        return false;
-    } else if (checksum32(job.packed.data(), job.packed.size()) != e.ccheck) {
-      return false;  // OLD changed since its pack was decoded: compressing again is not possible here
-    }
+  job.packed.resize(e.csize);
+  buf.resize(e.usize);
+  const bool read = image_->read_stored(e, job.packed.data()) &&
+                    dec.decode(e, job.packed.data(), buf.data()) == PageStatus::kOk;
+  if (job.tail_checks.empty()) {
+    if (!read || buf.size() != job.raw.size() || std::memcmp(buf.data(), job.raw.data(), buf.size()) != 0)
+      return false;
+  } else if (!tails_match(job, read, buf)) {
+    return false;
   }
   job.reused = true;
   job.codec = static_cast<format::Codec>(e.codec);
   job.param = e.param;
   job.ccheck = e.ccheck;
   job.ucheck = e.ucheck;
+  if (layered) job.packed = {};  // the bytes stay in the base
   return true;
+}
+
+bool Base::tails_match(PageJob& job, bool read, const std::vector<uint8_t>& plain) {
+  bool all = read;
+  for (const PageJob::TailCheck& c : job.tail_checks)
+    all = all && std::memcmp(plain.data() + c.offset, c.bytes.data(), c.bytes.size()) == 0;
+  if (all) return true;
+  job.raw = read ? plain : std::vector<uint8_t>(plain.size(), 0);
+  for (const PageJob::TailCheck& c : job.tail_checks)
+    std::memcpy(job.raw.data() + c.offset, c.bytes.data(), c.bytes.size());
+  job.base_entry = format::kNone;
+  return false;
 }
 
 format::PageEntry Base::entry_for(uint32_t entry, bool layered) const {

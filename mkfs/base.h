@@ -32,16 +32,27 @@ class Base {
 
   const Image& image() const { return *image_; }
 
+  // Whether every tail check of a base pack's job holds against `plain`, OLD's decoded pack (`read`:
+  // whether OLD could be read and decoded at all). If one does not (a hash collision, or OLD changed
+  // since it was indexed), job.raw becomes the pack to store instead: OLD's bytes (zeros where OLD could
+  // not be read) with every check's bytes written at its offset, so each file pointing into the pack
+  // reads its own bytes; job.base_entry is cleared.
+  static bool tails_match(PageJob& job, bool read, const std::vector<uint8_t>& plain);
+
   // An entry of OLD whose decoded bytes may be these (not a tail pack); kNone if none.
   uint32_t page_candidate(const std::vector<uint8_t>& raw) const;
-  // A tail of OLD equal to `tail`, confirmed byte for byte: the tail pack's entry and the tail's offset.
+  // A tail of OLD whose bytes may be `tail` (same hash128 and length): the tail pack's entry and the
+  // tail's offset. The packer has a worker confirm it (PageJob::tail_checks), or same_tail().
   struct Tail {
     uint32_t entry, offset;
   };
-  std::optional<Tail> find_tail(const std::vector<uint8_t>& tail);
+  std::optional<Tail> tail_candidate(const std::vector<uint8_t>& tail) const;
+  // Whether OLD's tail at `t` is `tail`, byte for byte (the packer's thread only).
+  bool same_tail(const Tail& t, const std::vector<uint8_t>& tail);
 
-  // For a worker: makes `job` the reuse of job.base_entry if its bytes are job.raw (or job.base_confirmed),
-  // filling in its codec, checks and (unless `layered` needs none) its stored bytes. False: compress it.
+  // For a worker: makes `job` the reuse of job.base_entry if its bytes are job.raw (a page) or match every
+  // tail check (a tail pack), filling in its codec, checks and (unless `layered` needs none) its stored
+  // bytes. False: compress it; a tail pack that failed a check gets its raw bytes to compress first.
   bool reuse(PageJob& job, bool layered, PageDecoder& dec, std::vector<uint8_t>& buf) const;
 
   // A reused entry as the new image records it: copied (`layered` false: offset to be set by the writer)

@@ -108,6 +108,7 @@ class Packer {
       if (S_ISREG(scan_.nodes[node].mode)) pack_file(ino, node);
     }
     flush_pack();
+    if (base_) send_base_pack();
     r_.pages = pipeline_.finish();
     for (FileData& f : r_.files)  // tail pack ordinals become page table indices
       if (f.tail_entry != format::kNone)
@@ -326,24 +327,52 @@ class Packer {
   }
 
   // A tail the base holds: the file points into the base's tail pack, which this image takes over
-  // (copied, or referred to) once, however many tails it serves.
+  // (copied, or referred to) once, however many tails it serves. The bytes are compared by a worker,
+  // one decode per pack: the tails found in a pack are gathered while the new tree's files come in the
+  // old order, and sent with the pack's job when a tail of another pack comes. A tail that does not
+  // match makes the worker store the pack again, patched with the new bytes (pipeline.h). A pack whose
+  // job already left is checked here, on its own.
   bool reuse_tail(FileData& f, const std::vector<uint8_t>& tail) {
-    const std::optional<Base::Tail> hit = base_->find_tail(tail);
+    const std::optional<Base::Tail> hit = base_->tail_candidate(tail);
     if (!hit) return false;
     const auto [it, fresh] =
         base_packs_.try_emplace(hit->entry, static_cast<uint32_t>(base_pack_entries_.size()));
     if (fresh) {
-      auto job = std::make_unique<PageJob>();
-      job->tail_pack = true;
-      job->base_entry = hit->entry;
-      job->base_confirmed = true;
-      base_pack_entries_.push_back(pipeline_.submitted());
-      pipeline_.submit(std::move(job));
+      send_base_pack();
+      base_pack_entries_.push_back(format::kNone);  // its page table index, once its job is sent
+      open_pack_ = std::make_unique<PageJob>();
+      open_pack_->tail_pack = true;
+      open_pack_->base_entry = hit->entry;
+      open_pack_->choice = o_.codec;
+      open_ordinal_ = it->second;
+      open_offsets_.clear();
+    }
+    if (open_pack_ && open_ordinal_ == it->second) {
+      if (!gather_check(hit->offset, tail)) return false;
+    } else if (!base_->same_tail(*hit, tail)) {
+      return false;
     }
     f.tail_entry = kBasePack | it->second;
     f.tail_offset = hit->offset;
     ++r_.stats.base_tails;
     return true;
+  }
+
+  // Adds a check to the open pack's job, once per offset: many equal files check one tail once. False
+  // when another check at that offset has other bytes (two tails of one hash): this one is not reused.
+  bool gather_check(uint32_t offset, const std::vector<uint8_t>& tail) {
+    const auto [at, fresh] = open_offsets_.try_emplace(offset, open_pack_->tail_checks.size());
+    if (fresh) {
+      open_pack_->tail_checks.push_back({offset, tail});
+      return true;
+    }
+    return open_pack_->tail_checks[at->second].bytes == tail;
+  }
+
+  void send_base_pack() {
+    if (!open_pack_) return;
+    base_pack_entries_[open_ordinal_] = pipeline_.submitted();
+    pipeline_.submit(std::move(open_pack_));
   }
 
   void flush_pack() {
@@ -380,6 +409,9 @@ class Packer {
   static constexpr uint32_t kBasePack = 1u << 31;
   std::vector<uint32_t> base_pack_entries_;
   std::unordered_map<uint32_t, uint32_t> base_packs_;  // base entry -> index in base_pack_entries_
+  std::unique_ptr<PageJob> open_pack_;  // the base pack whose tails are being gathered, or null
+  uint32_t open_ordinal_ = 0;           // its index in base_pack_entries_
+  std::unordered_map<uint32_t, size_t> open_offsets_;  // its checks by offset
   std::unordered_map<Key, TailRef, KeyHash> tails_;
   PageDecoder dec_;
   std::vector<uint8_t> stored_;

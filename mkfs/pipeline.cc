@@ -151,12 +151,8 @@ void Pipeline::worker() {
         job = work_.front();
         work_.pop_front();
       }
-      if (job->base_entry == format::kNone || !base_->reuse(*job, layered_, dec, buf)) {
-        if (job->base_confirmed)  // a tail pack of the base that no longer reads as it did
-          throw MkfsError("--base: " + base_->image().name() + ": page entry " +
-                          std::to_string(job->base_entry) + " changed while this image was built");
+      if (job->base_entry == format::kNone || !base_->reuse(*job, layered_, dec, buf))
         compress_job(*job, comp);
-      }
       {
         std::lock_guard lock(mu_);
         job->done = true;

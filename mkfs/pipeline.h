@@ -35,10 +35,16 @@ struct PageJob {
   bool tail_pack = false;           // a tail pack rather than a file page
   uint32_t dup_of = format::kNone;  // candidate duplicate of this earlier entry
   page::CodecChoice choice = page::CodecChoice::kGDeflate;
-  // --base: an entry of the base image whose decoded bytes may be `raw` (a worker confirms them), or are
-  // (`base_confirmed`: a tail pack of the base, whose tails the packer matched; `raw` is then empty).
+  // --base: an entry of the base image whose decoded bytes may be `raw` (a page), or, for a tail pack of
+  // the base (`raw` empty), whose bytes at each check's offset may be its bytes. A worker decodes the
+  // entry and compares. A page that differs is compressed from `raw`; a pack that differs anywhere is
+  // stored again as a new pack: the base's bytes with every check's bytes written over them.
   uint32_t base_entry = format::kNone;
-  bool base_confirmed = false;
+  struct TailCheck {
+    uint32_t offset;
+    std::vector<uint8_t> bytes;
+  };
+  std::vector<TailCheck> tail_checks;
   // Filled in by a worker:
   bool reused = false;          // the base entry's bytes are this page's: not compressed
   std::vector<uint8_t> packed;  // GDeflate or bitpack bytes (unused when stored), or the reused bytes

@@ -9,6 +9,8 @@
 
 #include "cli_util.h"
 #include "gdfs/image.h"
+#include "mkfs/base.h"
+#include "mkfs/pipeline.h"
 #include "tests/fuzz/image_surgery.h"
 #include "tree_util.h"
 
@@ -197,6 +199,33 @@ TEST_F(BaseImages, BaseOfAnotherPageSizeIsRefused) {
   EXPECT_FALSE(fs::exists(dir_ / "v2.gdfs"));
   r = run_mkfs({"-q", "--layered", dir_ / "src2", dir_ / "v2.gdfs"});
   EXPECT_NE(r.code, 0) << "--layered needs --base";
+}
+
+TEST_F(BaseImages, ManyEqualFilesShareOneTailOfTheBase) {
+  for (int i = 0; i < 500; ++i)
+    fs::copy_file(dir_ / "src2/a/f3.txt", dir_ / ("src2/b/same" + std::to_string(i)));
+  const auto j = build({"--base", dir_ / "v1.gdfs", "--layered", dir_ / "src2", dir_ / "v2.gdfs"});
+  EXPECT_GE(j["base"]["tails"].get<uint64_t>(), 795u);
+  expect_reads_as(dir_ / "v2.gdfs", dir_ / "src2");
+}
+
+// The fallback when a tail's hash matched but its bytes do not (or the base pack no longer decodes):
+// the pack is stored again with every checked tail's own bytes at its offset.
+TEST(BasePackChecks, AMismatchStoresThePackPatchedWithTheNewBytes) {
+  const std::vector<uint8_t> old_pack{'a', 'a', 'a', 'b', 'b', 'c', 'c', 'c'};
+  mkfs::PageJob job;
+  job.base_entry = 7;
+  job.tail_checks = {{0, {'a', 'a', 'a'}}, {5, {'c', 'c', 'c'}}};
+  EXPECT_TRUE(mkfs::Base::tails_match(job, true, old_pack));
+  EXPECT_EQ(job.base_entry, 7u);
+  job.tail_checks.push_back({3, {'B', 'b'}});
+  EXPECT_FALSE(mkfs::Base::tails_match(job, true, old_pack));
+  EXPECT_EQ(job.raw, (std::vector<uint8_t>{'a', 'a', 'a', 'B', 'b', 'c', 'c', 'c'}));
+  EXPECT_EQ(job.base_entry, format::kNone);
+  job.raw.clear();
+  job.tail_checks = {{5, {'c', 'c', 'c'}}};
+  EXPECT_FALSE(mkfs::Base::tails_match(job, false, old_pack));  // OLD unreadable: only what is known
+  EXPECT_EQ(job.raw, (std::vector<uint8_t>{0, 0, 0, 0, 0, 'c', 'c', 'c'}));
 }
 
 // Crafted layer tables: each refused at open with a message, before any base is opened.
