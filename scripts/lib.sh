@@ -17,9 +17,10 @@ ensure_packages() {
 
 # Build dependencies of the default (CPU) build, its tests and its tools; the Python module (pybind11,
 # the headers) and its tests (pytest, numpy). libcurl (OpenSSL flavour) gives the reader remote images
-# (http, https, s3); without it they are refused with a message.
+# (http, https, s3); without it they are refused with a message. libarchive gives mkfs.gdfs its
+# archive sources (tar, cpio, zip, ...), and the archive tests their writer.
 GDFS_BUILD_PACKAGES=(cmake g++ make pkg-config libcli11-dev libgtest-dev libdeflate-dev zlib1g-dev
-                     libxxhash-dev nlohmann-json3-dev libcurl4-openssl-dev
+                     libxxhash-dev nlohmann-json3-dev libcurl4-openssl-dev libarchive-dev
                      pybind11-dev python3-dev python3-pytest python3-numpy
                      # tests/install and scripts/check-install: man pages (man-db, groff-base), bash
                      # completions (bash-completion), cpack -G DEB's dpkg-shlibdeps (dpkg-dev), and
