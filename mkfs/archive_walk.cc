@@ -2,6 +2,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <locale.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -43,6 +44,29 @@ bool normalize(std::string_view raw, std::string& rel) {
   }
   return true;
 }
+
+// Member names are bytes, stored as the archive holds them: libarchive converts the UTF-8 names of pax
+// headers (and of zip entries flagged UTF-8) to the current locale's charset, which in the C locale
+// fails with a warning per member, and in another locale would make the image depend on it. For the
+// walk, this thread's LC_CTYPE is C.UTF-8, where those conversions change nothing; other threads and
+// the process locale are untouched.
+class Utf8Names {
+ public:
+  Utf8Names() : utf8_(::newlocale(LC_CTYPE_MASK, "C.UTF-8", locale_t{})) {
+    if (utf8_ != locale_t{}) old_ = ::uselocale(utf8_);
+  }
+  ~Utf8Names() {
+    if (utf8_ == locale_t{}) return;
+    ::uselocale(old_);
+    ::freelocale(utf8_);
+  }
+  Utf8Names(const Utf8Names&) = delete;
+  Utf8Names& operator=(const Utf8Names&) = delete;
+
+ private:
+  locale_t utf8_;
+  locale_t old_ = locale_t{};
+};
 
 // An archive member's data blocks for the packer. libarchive reports sparse members' holes as gaps
 // between blocks; a member whose data ends before its declared size (and is not sparse) is truncated.
@@ -98,6 +122,7 @@ class Walk {
         a_(archive_read_new(), archive_read_free) {}
 
   ArchiveBuild run() {
+    const Utf8Names names;
     add_root();
     open();
     read_members();
@@ -165,7 +190,6 @@ class Walk {
     for (bool first = true;; first = false) {
       const int r = archive_read_next_header(a_.get(), &e);
       if (r == ARCHIVE_EOF) return;
-      if (r == ARCHIVE_WARN) diag_.warn(label_ + ": " + after_last() + ": " + error_of(a_.get()));
       if (r < ARCHIVE_WARN) {
         // Nothing read yet: this is not an archive we can read, not a bad member.
         if (first) throw MkfsError("cannot read " + label_ + ": " + error_of(a_.get()));
@@ -174,7 +198,7 @@ class Walk {
         continue;
       }
       retries = 0;
-      if (!member(e)) return rest_unreadable();
+      if (!member(e, r == ARCHIVE_WARN)) return rest_unreadable();
     }
   }
 
@@ -185,9 +209,11 @@ class Walk {
   void rest_unreadable() { diag_.warn(label_ + ": the rest of the archive cannot be read"); }
 
   // One member. False when its data could not be read in a way that ends the archive.
-  bool member(archive_entry* e) {
+  // `warned`: libarchive read its header with a warning, which is passed on.
+  bool member(archive_entry* e, bool warned) {
     const char* raw = archive_entry_pathname(e);
     last_ = raw != nullptr ? raw : "";
+    if (warned) diag_.warn(label_ + ": member " + quote_path(last_) + ": " + error_of(a_.get()));
     ++progress_.scanned;
     progress_.tick();
     fatal_ = false;

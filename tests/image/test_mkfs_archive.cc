@@ -3,6 +3,7 @@
 // with the member named and no image left, or are skipped with --ignore-errors.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <locale.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -280,6 +281,21 @@ TEST_F(ArchiveMembers, LeadingSlashIsStrippedWithAWarning) {
   EXPECT_NE(r.err.find("removing leading '/' from member names"), std::string::npos) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;  // once per archive
   EXPECT_EQ(cat("/abs/file"), "abs");
+}
+
+// pax stores names as UTF-8; mkfs keeps their bytes whatever its locale (the tests run in "C"), and
+// says nothing about them.
+TEST_F(ArchiveMembers, Utf8NamesAreKeptAsTheyAre) {
+  const locale_t utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", locale_t{});
+  if (utf8 == locale_t{}) GTEST_SKIP() << "no C.UTF-8 locale to write the archive in";
+  const locale_t old = uselocale(utf8);  // libarchive's writer converts names from this thread's locale
+  write_members({{"caf\xc3\xa9/na\xc3\xafve.txt", 'f', "utf-8"}}, dir_ / "m.tar");
+  uselocale(old);
+  freelocale(utf8);
+  CliResult r = run_mkfs({dir_ / "m.tar", image()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(cat("/caf\xc3\xa9/na\xc3\xafve.txt"), "utf-8");
 }
 
 TEST_F(ArchiveMembers, DotDotIsAnError) {
