@@ -112,12 +112,12 @@ class MemberData : public BlockSource {
 
 class Walk {
  public:
-  Walk(const Options& o, ImageWriter& image, Diag& diag, Progress& progress)
+  Walk(const Options& o, ImageWriter& image, Base* base, Diag& diag, Progress& progress)
       : o_(o),
         diag_(diag),
         progress_(progress),
         label_(o.source == "-" ? std::string("standard input") : "archive " + quote_path(o.source)),
-        packer_(o, image, diag, progress),
+        packer_(o, image, diag, progress, base),
         slots_(0, SlotHash{this}, SlotEq{this}),
         a_(archive_read_new(), archive_read_free) {}
 
@@ -483,8 +483,8 @@ bool is_archive_source(const Options& o) {
   return o.source == "-" || (::stat(o.source.c_str(), &st) == 0 && !S_ISDIR(st.st_mode));
 }
 
-ArchiveBuild read_archive(const Options& o, ImageWriter& image, Diag& diag, Progress& progress) {
-  return Walk(o, image, diag, progress).run();
+ArchiveBuild read_archive(const Options& o, ImageWriter& image, Base* base, Diag& diag, Progress& progress) {
+  return Walk(o, image, base, diag, progress).run();
 }
 
 }  // namespace gdfs::mkfs

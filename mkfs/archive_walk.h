@@ -25,6 +25,7 @@
 
 namespace gdfs::mkfs {
 
+class Base;
 class Diag;
 class ImageWriter;
 class Progress;
@@ -43,7 +44,7 @@ struct ArchiveBuild {
 // Whether SOURCE is an archive: "-" (standard input) or anything but a directory.
 bool is_archive_source(const Options& o);
 
-// Reads o.source as an archive and packs its data into `image`.
-ArchiveBuild read_archive(const Options& o, ImageWriter& image, Diag& diag, Progress& progress);
+// Reads o.source as an archive and packs its data into `image` (reusing `base`'s pages, if not null).
+ArchiveBuild read_archive(const Options& o, ImageWriter& image, Base* base, Diag& diag, Progress& progress);
 
 }  // namespace gdfs::mkfs

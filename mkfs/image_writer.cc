@@ -135,8 +135,10 @@ void ImageWriter::read_at(uint64_t offset, void* data, size_t n) const {
   }
 }
 
-void ImageWriter::commit(format::Superblock sb, std::span<const uint8_t> meta) {
+void ImageWriter::commit(format::Superblock sb, std::span<const uint8_t> meta,
+                         std::span<const uint8_t> layers) {
   write_at(sb.meta_offset, meta.data(), meta.size());
+  if (!layers.empty()) write_at(sb.layers_offset, layers.data(), layers.size());
   std::vector<uint8_t> head(format::kDataOffset, 0);
   sb.sb_checksum = 0;
   std::memcpy(head.data(), &sb, sizeof sb);

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "archive_walk.h"
+#include "base.h"
 #include "gdfs/checksum.h"
 #include "gdfs/meta_codec.h"
 #include "image_writer.h"
@@ -43,7 +44,7 @@ Timestamp image_time(const Options& o, const ScanResult& scan, const Tree& tree)
 
 format::Superblock make_superblock(const Options& o, const Timestamp& time, const Tree& tree,
                                    const PackResult& pack, const Metadata& meta, const meta::Encoded& stored,
-                                   uint64_t meta_offset) {
+                                   uint64_t meta_offset, const LayerTable& layers) {
   using namespace format;
   Superblock sb{};
   std::memcpy(sb.magic, kMagic, sizeof sb.magic);
@@ -64,6 +65,15 @@ format::Superblock make_superblock(const Options& o, const Timestamp& time, cons
   sb.meta_offset = meta_offset;
   sb.meta_size = stored.region.size();
   sb.image_size = meta_offset + sb.meta_size;
+  if (layers.count > 0) {  // only a layered image needs format 2.1: any other stays readable by 2.0
+    sb.minor = kMinorLayers;
+    sb.incompat |= kIncompatLayers;
+    sb.layers_offset = align_up(sb.image_size, kSectionAlign);
+    sb.layers_size = static_cast<uint32_t>(layers.region.size());
+    sb.layer_count = layers.count;
+    sb.layers_checksum = checksum64(layers.region.data(), layers.region.size());
+    sb.image_size = sb.layers_offset + sb.layers_size;
+  }
   sb.meta_checksum = checksum64(stored.region.data(), stored.region.size());
   sb.meta_usize = meta.bytes.size();
   sb.meta_ucheck = checksum64(meta.bytes.data(), meta.bytes.size());
@@ -99,6 +109,10 @@ Summary summarize(const Options& o, const ScanResult& scan, const Tree& tree, co
   s.tail_packs = pack.stats.tail_packs;
   s.tail_bytes = pack.stats.tail_bytes;
   s.tail_dedupe_hits = pack.stats.tail_dedupe_hits;
+  s.reused_pages = p.reused;
+  s.reused_bytes = p.reused_bytes;
+  s.reused_stored_bytes = p.reused_stored_bytes;
+  s.base_tails = pack.stats.base_tails;
   s.metadata_bytes = sb.meta_size;
   return s;
 }
@@ -110,25 +124,25 @@ int metadata_level(const Options& o) {
 }
 
 // A directory build: scan the tree, number the inodes, then pack the files in inode order.
-void build_from_tree(const Options& o, ImageWriter& image, const FileId& old, Diag& diag, Progress& progress,
-                     ScanResult& scan, Tree& tree, PackResult& pack) {
-  scan = scan_tree(o, diag, progress, {old, image.temp_id()});
+void build_from_tree(const Options& o, ImageWriter& image, const FileId& old, Base* base, Diag& diag,
+                     Progress& progress, ScanResult& scan, Tree& tree, PackResult& pack) {
+  scan = scan_tree(o, diag, progress, {old, image.temp_id(), existing_file_id(o.base)});
   tree = number_inodes(scan);
   uint64_t files = 0, bytes = 0;
   for (uint32_t node : tree.order)
     if (S_ISREG(scan.nodes[node].mode)) ++files, bytes += scan.nodes[node].size;
   progress.set_totals(files, bytes);
   progress.start_packing();
-  pack = pack_data(o, scan, tree, image, diag, progress);
+  pack = pack_data(o, scan, tree, image, diag, progress, base);
   apply_pack_changes(scan, tree, pack);  // files skipped or resized while packed
 }
 
 // An archive build: one pass packs the data in archive order; the implied directories then get the
 // image time, which depends on every other mtime.
-void build_from_archive(const Options& o, ImageWriter& image, Diag& diag, Progress& progress,
+void build_from_archive(const Options& o, ImageWriter& image, Base* base, Diag& diag, Progress& progress,
                         ScanResult& scan, Tree& tree, PackResult& pack) {
   progress.start_packing();
-  ArchiveBuild b = read_archive(o, image, diag, progress);
+  ArchiveBuild b = read_archive(o, image, base, diag, progress);
   const Timestamp time = image_time(o, b.scan, b.tree);
   for (const uint32_t node : b.implied) {
     b.scan.nodes[node].mtime_sec = time.sec;
@@ -146,13 +160,15 @@ Summary make_image(const Options& o, Diag& diag, Progress& progress) {
   const bool from_archive = is_archive_source(o);
   const FileId old = existing_file_id(o.image);
   ImageWriter image(o.image, o.force);  // first: an unwritable IMAGE fails before a long scan
+  const std::unique_ptr<Base> base = o.base.empty() ? nullptr : std::make_unique<Base>(o);
   ScanResult scan;
   Tree tree;
   PackResult pack;
   if (from_archive)
-    build_from_archive(o, image, diag, progress, scan, tree, pack);
+    build_from_archive(o, image, base.get(), diag, progress, scan, tree, pack);
   else
-    build_from_tree(o, image, old, diag, progress, scan, tree, pack);
+    build_from_tree(o, image, old, base.get(), diag, progress, scan, tree, pack);
+  const LayerTable layers = o.layered ? make_layer_table(*base, pack.pages.entries, o.image) : LayerTable{};
   const uint64_t meta_offset = format::align_up(pack.pages.data_end, format::kSectionAlign);
   const Metadata meta = build_metadata(scan, tree, pack);
   // Take what the rest needs from the scan and the per-file lists, then free them before the metadata
@@ -166,8 +182,8 @@ Summary make_image(const Options& o, Diag& diag, Progress& progress) {
   pack.runs = {};
   malloc_trim(0);  // hand the freed small blocks back: the encoder's large buffers are fresh mappings
   const meta::Encoded stored = meta::encode(meta.bytes, meta.sections, metadata_level(o), o.threads);
-  const format::Superblock sb = make_superblock(o, time, tree, pack, meta, stored, meta_offset);
-  image.commit(sb, stored.region);
+  const format::Superblock sb = make_superblock(o, time, tree, pack, meta, stored, meta_offset, layers);
+  image.commit(sb, stored.region, layers.region);
 
   s.image_bytes = sb.image_size;
   s.metadata_bytes = sb.meta_size;

@@ -117,6 +117,19 @@ void add_options(CLI::App& app, Options& o, bool& all_root) {
       ->check(kCodecRule);
   app.add_flag_callback(
       "--no-dedupe", [&o] { o.dedupe = false; }, "Do not share identical pages and file tails");
+  app.add_option("--base", o.base,
+                 "Reuse the pages of OLD (a path or URL) for content that did not change, instead of "
+                 "compressing it again: the image reads the same as a full build")
+      ->type_name("OLD");
+  app.add_flag("--layered", o.layered,
+               "With --base: leave reused pages in OLD and refer to them, so that IMAGE holds only new "
+               "pages; readers open OLD beside IMAGE (see --base-hint)")
+      ->needs("--base");
+  app.add_option("--base-hint", o.base_hint,
+                 "With --layered: where readers find OLD, relative to IMAGE (default: OLD's path "
+                 "relative to IMAGE's folder, or a URL's last component)")
+      ->type_name("NAME")
+      ->needs("--layered");
   app.add_option("--exclude", o.excludes,
                  "Leave out entries whose relative path or name matches GLOB (fnmatch; repeatable); "
                  "an excluded directory is skipped with all its contents (in an archive: members "

@@ -29,6 +29,10 @@ struct Options {
   page::CodecChoice codec = page::CodecChoice::kGDeflate;  // --codec: every page, tail packs included
   std::vector<page::CodecRule> codec_rules;  // --codec-for GLOB=CODEC, in order: the last match wins
 
+  std::string base;       // --base OLD: reuse its pages
+  bool layered = false;   // --layered: refer to OLD's pages instead of copying them
+  std::string base_hint;  // --base-hint: OLD's location as readers of IMAGE find it
+
   std::vector<std::string> excludes;         // fnmatch patterns against the relative path and the basename
   std::optional<uint32_t> uid, gid;          // owner overrides (--all-root sets both to 0 unless given)
   std::optional<int64_t> mtime;              // --mtime: every inode's mtime

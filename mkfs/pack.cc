@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "base.h"
 #include "diag.h"
 #include "gdfs/checksum.h"
 #include "gdfs/unique_fd.h"
@@ -105,16 +106,17 @@ std::vector<const ScanNode*> small_files(const ScanResult& scan, const Tree& tre
 class Packer {
  public:
   // `small`: the files the prefetcher reads ahead, in the order pack_tree() will take them (none for an
-  // archive build).
+  // archive build). `base`: the image to reuse pages and tails from (--base), or null.
   Packer(const Options& o, ImageWriter& image, Diag& diag, Progress& progress,
-         std::vector<const ScanNode*> small)
+         std::vector<const ScanNode*> small, Base* base)
       : o_(o),
+        base_(base),
         image_(image),
         diag_(diag),
         progress_(progress),
         page_(o.page_size),
         prefetch_(o, std::move(small), o.threads),
-        pipeline_(image, progress, o.level, o.threads) {}
+        pipeline_(image, progress, o.level, o.threads, base, o.layered) {}
 
   // A directory build: every regular file of the tree, in inode order.
   PackResult pack_tree(const ScanResult& scan, const Tree& tree) {
@@ -168,7 +170,9 @@ class Packer {
     flush_pack();
     r_.pages = pipeline_.finish();
     for (FileData& f : r_.files)  // tail pack ordinals become page table indices
-      if (f.tail_entry != format::kNone) f.tail_entry = pack_entries_[f.tail_entry];
+      if (f.tail_entry != format::kNone)
+        f.tail_entry = f.tail_entry & kBasePack ? base_pack_entries_[f.tail_entry & ~kBasePack]
+                                                : pack_entries_[f.tail_entry];
   }
 
   void begin_file(const ScanNode& n) {
@@ -391,7 +395,10 @@ class Packer {
 
   void submit_page() {
     spare_->choice = file_codec_;
-    if (o_.dedupe) {
+    // A page of the base never enters the dedupe map: the writer confirms duplicates by reading back
+    // this image, where a layered image does not hold it. Its copies find the base entry again.
+    if (base_) spare_->base_entry = base_->page_candidate(spare_->raw);
+    if (o_.dedupe && spare_->base_entry == format::kNone) {
       const auto [it, fresh] =
           pages_.try_emplace(key_of(spare_->raw.data(), spare_->raw.size()), pipeline_.submitted());
       if (!fresh) spare_->dup_of = it->second;
@@ -400,6 +407,7 @@ class Packer {
   }
 
   void add_tail(FileData& f, const std::vector<uint8_t>& tail) {
+    if (base_ && reuse_tail(f, tail)) return;
     Key key{};
     if (o_.dedupe) {
       key = key_of(tail.data(), tail.size());
@@ -455,6 +463,27 @@ class Packer {
     return slot->bytes;
   }
 
+  // A tail the base holds: the file points into the base's tail pack, which this image takes over
+  // (copied, or referred to) once, however many tails it serves.
+  bool reuse_tail(FileData& f, const std::vector<uint8_t>& tail) {
+    const std::optional<Base::Tail> hit = base_->find_tail(tail);
+    if (!hit) return false;
+    const auto [it, fresh] =
+        base_packs_.try_emplace(hit->entry, static_cast<uint32_t>(base_pack_entries_.size()));
+    if (fresh) {
+      auto job = std::make_unique<PageJob>();
+      job->tail_pack = true;
+      job->base_entry = hit->entry;
+      job->base_confirmed = true;
+      base_pack_entries_.push_back(pipeline_.submitted());
+      pipeline_.submit(std::move(job));
+    }
+    f.tail_entry = kBasePack | it->second;
+    f.tail_offset = hit->offset;
+    ++r_.stats.base_tails;
+    return true;
+  }
+
   void flush_pack() {
     if (pack_.empty()) return;
     auto job = std::make_unique<PageJob>();
@@ -467,6 +496,7 @@ class Packer {
   }
 
   const Options& o_;
+  Base* base_;  // --base, or null
   ImageWriter& image_;
   Diag& diag_;
   Progress& progress_;
@@ -482,6 +512,12 @@ class Packer {
 
   std::vector<uint8_t> pack_;           // the current tail pack
   std::vector<uint32_t> pack_entries_;  // tail pack ordinal -> page table index
+  // Tail packs of the base: a FileData::tail_entry of kBasePack | i names base_pack_entries_[i] until
+  // finish_pages() ends (ordinals of this image's own packs are handed out while a pack fills, so the two
+  // cannot share).
+  static constexpr uint32_t kBasePack = 1u << 31;
+  std::vector<uint32_t> base_pack_entries_;
+  std::unordered_map<uint32_t, uint32_t> base_packs_;  // base entry -> index in base_pack_entries_
   std::unordered_map<Key, TailRef, KeyHash> tails_;
   PageDecoder dec_;
   std::vector<uint8_t> stored_;
@@ -494,12 +530,12 @@ class Packer {
 };
 
 PackResult pack_data(const Options& o, const ScanResult& scan, const Tree& tree, ImageWriter& image,
-                     Diag& diag, Progress& progress) {
-  return Packer(o, image, diag, progress, small_files(scan, tree, o.page_size)).pack_tree(scan, tree);
+                     Diag& diag, Progress& progress, Base* base) {
+  return Packer(o, image, diag, progress, small_files(scan, tree, o.page_size), base).pack_tree(scan, tree);
 }
 
-StreamPacker::StreamPacker(const Options& o, ImageWriter& image, Diag& diag, Progress& progress)
-    : p_(std::make_unique<Packer>(o, image, diag, progress, std::vector<const ScanNode*>{})) {}
+StreamPacker::StreamPacker(const Options& o, ImageWriter& image, Diag& diag, Progress& progress, Base* base)
+    : p_(std::make_unique<Packer>(o, image, diag, progress, std::vector<const ScanNode*>{}, base)) {}
 
 StreamPacker::~StreamPacker() = default;
 

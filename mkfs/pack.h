@@ -31,6 +31,7 @@
 
 namespace gdfs::mkfs {
 
+class Base;
 class Diag;
 class ImageWriter;
 class Progress;
@@ -49,6 +50,7 @@ struct PackStats {
   uint64_t tails = 0, tail_bytes = 0;  // tails copied into packs and their bytes
   uint64_t tail_packs = 0;
   uint64_t tail_dedupe_hits = 0;  // tails that share bytes already packed
+  uint64_t base_tails = 0;        // tails found in the base image's tail packs (--base)
 };
 
 struct PackResult {
@@ -67,8 +69,9 @@ struct PackResult {
 // failed) goes to `diag`: fatal unless --ignore-errors, else listed in `skipped`. Pages it had already
 // sent to the pipeline stay in the page table, unreferenced: they may be written already. A file whose
 // size changed is stored as read (cut at its scanned size if it grew), with a warning.
+// `base`: the image to reuse pages and tails from (--base), or null.
 PackResult pack_data(const Options& o, const ScanResult& scan, const Tree& tree, ImageWriter& image,
-                     Diag& diag, Progress& progress);
+                     Diag& diag, Progress& progress, Base* base = nullptr);
 
 // Makes the scan and the tree agree with what was packed: the sizes of resized files, the skipped files
 // left out of their directories, and the inodes renumbered without them (FileData and SparseFile
@@ -97,7 +100,8 @@ class Packer;
 // archive ends and the inodes are numbered.
 class StreamPacker {
  public:
-  StreamPacker(const Options& o, ImageWriter& image, Diag& diag, Progress& progress);
+  // `base`: as for pack_data.
+  StreamPacker(const Options& o, ImageWriter& image, Diag& diag, Progress& progress, Base* base = nullptr);
   ~StreamPacker();
   StreamPacker(const StreamPacker&) = delete;
   StreamPacker& operator=(const StreamPacker&) = delete;

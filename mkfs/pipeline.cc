@@ -3,6 +3,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "base.h"
 #include "diag.h"
 #include "gdfs/checksum.h"
 #include "image_writer.h"
@@ -12,8 +13,8 @@ namespace gdfs::mkfs {
 namespace {
 
 std::span<const uint8_t> stored_bytes(const PageJob& job) {
-  return job.codec == format::kCodecStored ? std::span<const uint8_t>(job.raw)
-                                           : std::span<const uint8_t>(job.packed);
+  return job.codec == format::kCodecStored && !job.reused ? std::span<const uint8_t>(job.raw)
+                                                          : std::span<const uint8_t>(job.packed);
 }
 
 }  // namespace
@@ -42,8 +43,14 @@ void read_entry(const ImageWriter& image, const format::PageEntry& e, PageDecode
     throw std::logic_error("a page just written does not decode (" + codec_name(e.codec) + ")");
 }
 
-Pipeline::Pipeline(ImageWriter& image, Progress& progress, int level, unsigned threads)
-    : image_(image), progress_(progress), level_(level), max_in_flight_(4 * size_t{threads} + 8) {
+Pipeline::Pipeline(ImageWriter& image, Progress& progress, int level, unsigned threads, const Base* base,
+                   bool layered)
+    : image_(image),
+      progress_(progress),
+      level_(level),
+      base_(base),
+      layered_(layered),
+      max_in_flight_(4 * size_t{threads} + 8) {
   try {
     for (unsigned i = 0; i < threads; ++i) threads_.emplace_back([this] { worker(); });
     threads_.emplace_back([this] { writer(); });
@@ -133,6 +140,8 @@ PipelineResult Pipeline::finish() {
 void Pipeline::worker() {
   try {
     gdeflate::Compressor comp(level_);
+    PageDecoder dec;
+    std::vector<uint8_t> buf;
     for (;;) {
       PageJob* job = nullptr;
       {
@@ -142,7 +151,12 @@ void Pipeline::worker() {
         job = work_.front();
         work_.pop_front();
       }
-      compress_job(*job, comp);
+      if (job->base_entry == format::kNone || !base_->reuse(*job, layered_, dec, buf)) {
+        if (job->base_confirmed)  // a tail pack of the base that no longer reads as it did
+          throw MkfsError("--base: " + base_->image().name() + ": page entry " +
+                          std::to_string(job->base_entry) + " changed while this image was built");
+        compress_job(*job, comp);
+      }
       {
         std::lock_guard lock(mu_);
         job->done = true;
@@ -201,7 +215,9 @@ void Pipeline::commit(PageJob& job, gdeflate::Compressor& comp, PageDecoder& dec
       compress_job(job, comp);
     }
   }
-  if (!shared) {
+  if (job.reused) {
+    commit_reused(job, e);
+  } else if (!shared) {
     const auto bytes = stored_bytes(job);
     e.offset = format::align_up(result_.data_end, format::kPageAlign);
     e.csize = static_cast<uint32_t>(bytes.size());
@@ -221,6 +237,34 @@ void Pipeline::commit(PageJob& job, gdeflate::Compressor& comp, PageDecoder& dec
   std::lock_guard lock(mu_);
   result_.entries.push_back(e);
   ++committed_;
+}
+
+// A page of the base image: its stored bytes copied, or (layered) left in the base.
+void Pipeline::commit_reused(const PageJob& job, format::PageEntry& e) {
+  PipelineStats& st = result_.stats;
+  // The same base entry reused again (the tree has the page twice): shared, as dedupe would.
+  const auto [it, fresh] = reused_.try_emplace(job.base_entry, static_cast<uint32_t>(result_.entries.size()));
+  if (!fresh) {
+    e = result_.entries[it->second];
+    if (!layered_) e.flags |= format::kPageDeduped;
+    ++st.deduped;
+    st.dedup_bytes += e.usize;
+    st.dedup_stored_bytes += e.csize;
+    return;
+  }
+  e = base_->entry_for(job.base_entry, layered_);
+  if (job.tail_pack) e.flags = format::kPageTailPack;
+  ++st.reused;
+  st.reused_bytes += e.usize;
+  st.reused_stored_bytes += e.csize;
+  ++(e.codec == format::kCodecStored    ? st.pages_stored
+     : e.codec == format::kCodecBitpack ? st.pages_bitpack
+                                        : st.pages_gdeflate);
+  if (layered_) return;
+  e.offset = format::align_up(result_.data_end, format::kPageAlign);
+  image_.write_at(e.offset, job.packed.data(), job.packed.size());
+  result_.data_end = e.offset + job.packed.size();
+  progress_.bytes_out = result_.data_end - format::kDataOffset;
 }
 
 }  // namespace gdfs::mkfs

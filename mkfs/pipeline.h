@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "gdfs/format.h"
@@ -25,6 +26,7 @@
 
 namespace gdfs::mkfs {
 
+class Base;
 class ImageWriter;
 class Progress;
 
@@ -33,8 +35,13 @@ struct PageJob {
   bool tail_pack = false;           // a tail pack rather than a file page
   uint32_t dup_of = format::kNone;  // candidate duplicate of this earlier entry
   page::CodecChoice choice = page::CodecChoice::kGDeflate;
+  // --base: an entry of the base image whose decoded bytes may be `raw` (a worker confirms them), or are
+  // (`base_confirmed`: a tail pack of the base, whose tails the packer matched; `raw` is then empty).
+  uint32_t base_entry = format::kNone;
+  bool base_confirmed = false;
   // Filled in by a worker:
-  std::vector<uint8_t> packed;  // GDeflate or bitpack bytes (unused when stored)
+  bool reused = false;          // the base entry's bytes are this page's: not compressed
+  std::vector<uint8_t> packed;  // GDeflate or bitpack bytes (unused when stored), or the reused bytes
   format::Codec codec = format::kCodecStored;
   uint16_t param = 0;
   uint32_t ccheck = 0, ucheck = 0;
@@ -47,6 +54,8 @@ struct PipelineStats {
   uint64_t deduped = 0;                              // entries sharing an earlier entry's data
   uint64_t dedup_bytes = 0, dedup_stored_bytes = 0;  // uncompressed / stored bytes not written again
   uint64_t collisions = 0;                           // candidates that turned out different
+  uint64_t reused = 0, reused_bytes = 0;             // entries of the base image reused, their decoded bytes
+  uint64_t reused_stored_bytes = 0;                  // and their stored bytes
 };
 
 struct PipelineResult {
@@ -57,7 +66,9 @@ struct PipelineResult {
 
 class Pipeline {
  public:
-  Pipeline(ImageWriter& image, Progress& progress, int level, unsigned threads);
+  // `base`: the image reused pages come from (--base), or null; `layered`: reused pages stay there.
+  Pipeline(ImageWriter& image, Progress& progress, int level, unsigned threads, const Base* base = nullptr,
+           bool layered = false);
   ~Pipeline();  // stops and joins the threads if finish() was not reached (an error unwinding)
   Pipeline(const Pipeline&) = delete;
   Pipeline& operator=(const Pipeline&) = delete;
@@ -75,6 +86,7 @@ class Pipeline {
   void worker();
   void writer();
   void commit(PageJob& job, gdeflate::Compressor& comp, PageDecoder& dec, std::vector<uint8_t>& buf);
+  void commit_reused(const PageJob& job, format::PageEntry& e);
   void fail(std::exception_ptr e);
   void stop_and_join();
   void throw_if_failed();  // caller holds mu_
@@ -82,6 +94,8 @@ class Pipeline {
   ImageWriter& image_;
   Progress& progress_;
   int level_;
+  const Base* base_;
+  bool layered_;
   size_t max_in_flight_;
   uint32_t submitted_ = 0;
 
@@ -99,6 +113,7 @@ class Pipeline {
 
   // Owned by the writer thread until finish() joins it (entries_ is also read under mu_ by committed()).
   PipelineResult result_;
+  std::unordered_map<uint32_t, uint32_t> reused_;  // base entry -> the first entry that reused it
 
   std::vector<std::thread> threads_;
 };

@@ -32,6 +32,9 @@ void print_text(const Summary& s, std::ostream& out) {
                 static_cast<unsigned long long>(s.tail_packs), text::human_size(s.tail_bytes).c_str(),
                 static_cast<unsigned long long>(s.tail_dedupe_hits), s.seconds, s.mb_per_s());
   out << buf;
+  if (s.reused_pages || s.base_tails)
+    out << "  base      " << s.reused_pages << " pages reused (" << text::human_size(s.reused_bytes) << ", "
+        << text::human_size(s.reused_stored_bytes) << " stored), " << s.base_tails << " tails in them\n";
   if (s.skipped) out << "  skipped   " << s.skipped << " entries (see the errors above)\n";
 }
 
@@ -62,6 +65,11 @@ void print_json(const Summary& s, std::ostream& out) {
         {"packs", s.tail_packs},
         {"bytes", s.tail_bytes},
         {"dedupe_hits", s.tail_dedupe_hits}}},
+      {"base",
+       {{"reused_pages", s.reused_pages},
+        {"reused_bytes", s.reused_bytes},
+        {"reused_stored_bytes", s.reused_stored_bytes},
+        {"tails", s.base_tails}}},
       {"seconds", s.seconds},
       {"mb_per_s", s.mb_per_s()},
   };

@@ -494,3 +494,56 @@ TEST_F(ReaderTest, DeviceReadsWithoutADeviceSayNotSupported) {
 
 }  // namespace
 }  // namespace gdfs
+
+namespace gdfs {
+namespace {
+
+// A layered image (FORMAT.md 4.3) through the whole read path: pages from the image and from its base
+// in one batch, found where the image says or where the caller says.
+TEST(LayeredReader, ReadsPagesFromTheImageAndItsBase) {
+  TempDir dir("layered-reader");
+  fs::create_directories(dir / "src/d");
+  for (int i = 0; i < 40; ++i)
+    test::write_text_file(dir / ("src/d/f" + std::to_string(i)), 3000 + i * 911, i);
+  test::write_text_file(dir / "src/big", 9 * 65536 + 77, 99);
+  ASSERT_EQ(test::run_mkfs({"-q", dir / "src", dir / "v1.gdfs"}).code, 0);
+  {
+    std::fstream f(dir / "src/big", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(4 * 65536 + 10);
+    f << "changed";
+  }
+  test::write_text_file(dir / "src/d/new", 70000, 1234);
+  ASSERT_EQ(test::run_mkfs({"-q", "--base", dir / "v1.gdfs", "--layered", dir / "src", dir / "v2.gdfs"}).code,
+            0);
+  fs::create_directory(dir / "elsewhere");
+  fs::rename(dir / "v1.gdfs", dir / "elsewhere/v1.gdfs");
+  ReaderOptions o;
+  o.threads = 2;
+  o.decoder = DecoderChoice::kCpu;
+  EXPECT_THROW(Reader::open(dir / "v2.gdfs", o), ImageError);
+  o.source.bases = {dir / "elsewhere/v1.gdfs"};
+  auto r = Reader::open(dir / "v2.gdfs", o);
+  std::vector<std::string> files{"big", "d/new"};
+  for (int i = 0; i < 40; ++i) files.push_back("d/f" + std::to_string(i));
+  std::vector<ReadRequest> reqs(files.size());
+  std::vector<Bytes> bufs(files.size());
+  for (size_t i = 0; i < files.size(); ++i) {
+    const FileStat st = r->stat("/" + files[i]);
+    bufs[i].resize(st.size);
+    reqs[i] = ReadRequest{};
+    reqs[i].ino = st.ino;
+    reqs[i].length = st.size;
+    reqs[i].dst = bufs[i].data();
+  }
+  r->read_batch(reqs);
+  for (size_t i = 0; i < files.size(); ++i) {
+    ASSERT_EQ(reqs[i].error, 0) << reqs[i].message;
+    EXPECT_EQ(bufs[i], slurp(dir / ("src/" + files[i]))) << files[i];
+  }
+  Bytes mid(100000);
+  ASSERT_EQ(r->read("/big", 4 * 65536 - 50000, mid.size(), mid.data()), mid.size());
+  EXPECT_EQ(mid, slurp(dir / "src/big", 4 * 65536 - 50000, mid.size()));
+}
+
+}  // namespace
+}  // namespace gdfs

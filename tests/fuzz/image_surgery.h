@@ -62,6 +62,14 @@ inline Bytes repack_image(const Bytes& image, const Unpacked& u, int level = 6) 
   format::Superblock sb = u.sb;
   sb.meta_size = e.region.size();
   sb.image_size = out.size();
+  if (sb.incompat & format::kIncompatLayers) {  // the layer region follows the metadata, as it was
+    const Bytes layers(image.begin() + static_cast<std::ptrdiff_t>(u.sb.layers_offset),
+                       image.begin() + static_cast<std::ptrdiff_t>(u.sb.layers_offset + u.sb.layers_size));
+    out.resize(format::align_up(out.size(), format::kSectionAlign));
+    sb.layers_offset = out.size();
+    out.insert(out.end(), layers.begin(), layers.end());
+    sb.image_size = out.size();
+  }
   sb.meta_blocks = e.blocks;
   sb.meta_usize = u.meta.size();
   sb.meta_checksum = checksum64(e.region.data(), e.region.size());

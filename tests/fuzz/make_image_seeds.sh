@@ -24,6 +24,10 @@ export SOURCE_DATE_EPOCH=1700000000
 "$mkfs" -q --force --page-size 4096 "$t" "$out/tree-4k.img"
 "$mkfs" -q --force --page-size 4096 --no-dedupe -l 1 "$t" "$out/tree-4k-l1.img"
 "$mkfs" -q --force --page-size 4096 "$t/dir/sub" "$out/one-file.img"
+# A layered image (FORMAT.md 4.3) on tree-4k: its layer table and layer fields get fuzzed too (its base
+# is not beside the fuzzer's input, so open stops after validation, where the parsing is).
+printf 'new\n' >"$t/added"
+"$mkfs" -q --force --page-size 4096 --base "$out/tree-4k.img" --layered "$t" "$out/layered.img"
 if [ -n "$stored_meta" ]; then
   for img in tree-4k tree-4k-l1 one-file; do "$stored_meta" "$out/$img.img" "$out/$img-stored-meta.img"; done
 fi

@@ -116,6 +116,9 @@ expect "$inspect cat t.gdfs /d" /docs/
 expect "$inspect ls -l t.gdfs docs/" docs/a.txt
 expect "$inspect extract t.gdfs srcdir /r" /readme
 expect "$inspect extract t.gdfs sr" srcdir
+expect "$inspect extract t.gdfs --archive x.tar /r" /readme
+expect 'gdfs-inspect extract --format gn' gnutar
+expect 'gdfs-inspect extract --compress z' zstd
 expect "$inspect info t.gdfs "
 
 # gdeflate: subcommands, options and their values, INPUT and OUTPUT.

@@ -556,6 +556,68 @@ TEST(RemoteCache, TwoReadersShareOneFolder) {
 // docs/REMOTE.md's recipe: nginx's proxy_cache with the slice module in front of the store caches range
 // requests as aligned 1 MiB slices, so the store serves each slice once however many readers (or mounts)
 // there are. Here the "store" is nginx too; its access log shows what it served.
+// ---- Layered images over HTTP ------------------------------------------------------------------------
+
+// Every regular file under `src` read through `r` (whole) and compared with its source.
+void expect_same_files(Reader& r, const std::string& src) {
+  for (const auto& e : fs::recursive_directory_iterator(src)) {
+    if (!e.is_regular_file()) continue;
+    const std::string rel = "/" + e.path().lexically_relative(src).string();
+    std::ifstream f(e.path(), std::ios::binary);
+    const std::string want{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+    std::string got(want.size(), '\0');
+    ASSERT_EQ(r.read(rel, 0, got.size(), got.data()), got.size()) << rel;
+    ASSERT_TRUE(got == want) << rel;
+  }
+}
+
+// Bytes nginx sent for `uri` among `requests`.
+uint64_t bytes_for(const std::vector<Nginx::Request>& requests, const std::string& uri, size_t from = 0) {
+  uint64_t n = 0;
+  for (size_t i = from; i < requests.size(); ++i)
+    if (requests[i].uri == uri) n += requests[i].bytes;
+  return n;
+}
+
+TEST(RemoteLayers, AnUpdateFetchesItsNewPagesAndMetadataOnly) {
+  no_proxies();
+  WebServer web;
+  REQUIRE_SERVER(*web.nginx);
+  const std::string src = fresh_dir("layers-src");
+  fs::create_directories(src + "/d");
+  for (int i = 0; i < 80; ++i) write_text_file(src + "/d/f" + std::to_string(i), 20000 + 3001 * i, i);
+  write_text_file(src + "/big", 3 << 20, 7);
+  fs::create_directories(www() + "/layers");
+  const std::string v1 = www() + "/layers/v1.gdfs", v2 = www() + "/layers/v2.gdfs";
+  ASSERT_EQ(run_mkfs({"-q", "--force", src, v1}).code, 0);
+  write_text_file(src + "/d/f3", 25000, 1003);   // changed
+  write_text_file(src + "/d/new", 90000, 1004);  // added
+  ASSERT_EQ(run_mkfs({"-q", "--force", "--base", v1, "--layered", src, v2}).code, 0);
+
+  ReaderOptions o = quiet_options();
+  o.source.cache_dir = fresh_dir("layers-cache");
+  {
+    auto r = Reader::open(web.http_url("layers/v1.gdfs"), o);
+    for (int i = 0; i < 80; ++i) {
+      std::string all(r->stat("/d/f" + std::to_string(i)).size, '\0');
+      r->read("/d/f" + std::to_string(i), 0, all.size(), all.data());
+    }
+    std::string big(3 << 20, '\0');
+    r->read("/big", 0, big.size(), big.data());
+  }
+  const size_t before = web.nginx->requests().size();
+  {
+    auto r = Reader::open(web.http_url("layers/v2.gdfs"), o);
+    expect_same_files(*r, src);
+  }
+  const auto requests = web.nginx->requests("access.log", before);
+  // v1's pages all come from the disk cache: v1 costs only the probe that checks it is the same object.
+  EXPECT_LE(bytes_for(requests, "/layers/v1.gdfs", before), 65536u);
+  // v2 is its new pages and its metadata; it is fetched once, in cache blocks (and one probe).
+  EXPECT_LE(bytes_for(requests, "/layers/v2.gdfs", before), fs::file_size(v2) + 65536);
+  EXPECT_LT(fs::file_size(v2), fs::file_size(v1) / 5);
+}
+
 TEST(RemoteCluster, ACachingProxyWithSliceServesEachSliceOnceFromTheStore) {
   const TestImage& img = data_image();
   no_proxies();

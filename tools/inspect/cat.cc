@@ -10,7 +10,7 @@
 namespace gdfs::inspect {
 
 int cat(const Options& o, std::ostream& out) {
-  auto img = Image::open(o.image);
+  auto img = open_image(o);
   const uint32_t ino = resolve_following(*img, o.path);  // like cat(1), through symlinks
   if (img->type(ino) != format::kTypeReg)
     throw std::runtime_error(img->name() + ": " + o.path + ": not a regular file");

@@ -1,7 +1,9 @@
 #include "cli.h"
 
 #include <ostream>
+#include <utility>
 
+#include "archive_format.h"
 #include "cli_app.h"
 #include "commands.h"
 
@@ -13,6 +15,9 @@ using inspect::Options;
 CLI::App* add_command(CLI::App& app, const char* name, const char* what, Options& o) {
   auto* cmd = app.add_subcommand(name, what);
   cmd->add_option("IMAGE", o.image, "The gdfs image")->required();
+  cmd->add_option("--base", o.bases,
+                  "A base image of a layered IMAGE that is not where IMAGE says (repeat for several)")
+      ->type_name("PATH|URL");
   return cmd;
 }
 
@@ -23,6 +28,38 @@ void add_path(CLI::App* cmd, Options& o, bool required) {
 
 void add_json(CLI::App* cmd, Options& o) {
   cmd->add_flag("--json", o.json, "Print JSON instead of text");
+}
+
+// extract --archive FILE|- [--format F] [--compress C]. The archive takes DIR's place, so the one
+// positional after IMAGE is then PATH (check_extract_target moves it there).
+void add_archive_options(CLI::App* cmd, Options& o) {
+  auto* archive = cmd->add_option("-a,--archive", o.archive,
+                                  "Write one archive to FILE (\"-\": standard output) instead of a tree; the "
+                                  "format comes from FILE's name (.tar, .tar.gz, .tgz, .tar.zst, .tar.xz, "
+                                  ".cpio, .zip, ...), else pax");
+  archive->type_name("FILE");
+  cmd->add_option("--format", o.format,
+                  "Archive format: tar (= pax: nanosecond mtimes, xattrs, holes), ustar, gnutar, cpio (= "
+                  "newc), odc, zip, 7zip, ...")
+      ->check(CLI::IsMember(inspect::archive_format_names()))
+      ->needs(archive);
+  cmd->add_option("--compress", o.compress, "Compression filter of the archive")
+      ->check(CLI::IsMember(inspect::archive_filter_names()))
+      ->needs(archive);
+}
+
+// DIR and --archive: exactly one. Returns -1 when fine, else 2 after the usage message.
+int check_extract_target(const CLI::App* cmd, Options& o, std::ostream& err) {
+  if (o.archive.empty()) {
+    if (o.dir.empty())
+      return cli::usage_error("gdfs-inspect", "extract: DIR or --archive FILE is required", err);
+    return -1;
+  }
+  if (o.dir.empty()) return -1;
+  if (cmd->get_option("PATH")->count() > 0)
+    return cli::usage_error("gdfs-inspect", "extract: DIR and --archive exclude each other", err);
+  o.path = std::exchange(o.dir, "");  // `extract IMAGE PATH --archive FILE`
+  return -1;
 }
 
 }  // namespace
@@ -61,9 +98,20 @@ int inspect_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
   auto* cat = add_command(app, "cat", "Write a file's contents to standard output", o);
   add_path(cat, o, true);
 
-  auto* extract = add_command(app, "extract", "Restore the tree (or PATH below it) under DIR", o);
-  extract->add_option("DIR", o.dir, "Target directory, created if missing")->required();
+  auto* extract = add_command(app, "extract",
+                              "Restore the tree (or PATH below it) under DIR, or write it as one archive", o);
+  extract->add_option("DIR", o.dir, "Target directory, created if missing (not with --archive)");
   add_path(extract, o, false);
+  add_archive_options(extract, o);
+  extract->footer(
+      "Examples:\n  gdfs-inspect extract data.gdfs out/            # the tree, under out/\n"
+      "  gdfs-inspect extract data.gdfs --archive data.tar.zst\n"
+      "  gdfs-inspect extract data.gdfs /models -a - | tar -tvf -");
+
+  auto* flatten =
+      add_command(app, "flatten", "Write a layered image and its bases as one standalone image", o);
+  flatten->add_option("OUTPUT", o.dir, "The standalone image to write")->required();
+  flatten->add_flag("--force", o.force, "Replace OUTPUT if it exists");
 
   auto* counters =
       app.add_subcommand("counters", "Live counters of a mounted gdfs (reads, cache, decode, I/O)");
@@ -71,6 +119,9 @@ int inspect_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
   add_json(counters, o);
 
   if (const int code = cli::parse(app, argc, argv, out, err); code >= 0) return code;
+  if (*extract) {
+    if (const int code = check_extract_target(extract, o, err); code >= 0) return code;
+  }
   return cli::run(app.get_name(), err, [&] {
     if (*info) return inspect::info(o, out);
     if (*ls) return inspect::ls(o, out);
@@ -79,6 +130,7 @@ int inspect_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
     if (*verify) return inspect::verify(o, out, err);
     if (*cat) return inspect::cat(o, out);
     if (*extract) return inspect::extract(o, out, err);
+    if (*flatten) return inspect::flatten(o, out);
     if (*counters) return inspect::counters(o, out);
     return 2;
   });

@@ -77,24 +77,6 @@ void extract_tree(const Image& img, uint32_t start, int root_fd, Restorer& r) {
   walk(img, start, "", enter, leave);
 }
 
-// The name PATH gives its last entry: "/a/./b/" -> "b", "a/b/../c" -> "c".
-std::string last_name(const std::string& path) {
-  std::vector<std::string> parts;
-  for (size_t pos = 0; pos <= path.size();) {
-    size_t slash = path.find('/', pos);
-    if (slash == std::string::npos) slash = path.size();
-    const std::string part = path.substr(pos, slash - pos);
-    if (part == "..") {
-      if (!parts.empty()) parts.pop_back();
-    } else if (!part.empty() && part != ".") {
-      parts.push_back(part);
-    }
-    pos = slash + 1;
-  }
-  if (parts.empty()) throw std::runtime_error(path + ": has no name to extract it under");
-  return parts.back();
-}
-
 int open_target(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -107,7 +89,8 @@ int open_target(const std::string& dir) {
 }  // namespace
 
 int extract(const Options& o, std::ostream& out, std::ostream& err) {
-  auto img = Image::open(o.image);
+  if (!o.archive.empty()) return extract_archive(o, out, err);
+  auto img = open_image(o);
   const uint32_t ino = resolve_path(*img, o.path);
   const UniqueFd root(open_target(o.dir));
   const int root_fd = root.get();

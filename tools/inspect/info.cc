@@ -30,7 +30,7 @@ std::string label_of(const format::Superblock& sb) {
 std::vector<std::string> feature_names(uint64_t bits, bool incompat) {
   std::vector<std::pair<uint64_t, const char*>> known;
   if (incompat) {
-    known = {{format::kIncompatBitpack, "bitpack"}};
+    known = {{format::kIncompatBitpack, "bitpack"}, {format::kIncompatLayers, "layers"}};
   } else {
     known = {{format::kCompatDedupe, "dedupe"}, {format::kCompatTailPack, "tail-pack"}};
   }
@@ -69,6 +69,24 @@ Counts count_inodes(const Image& img) {
 
 std::string joined(const std::vector<std::string>& features) {
   return text::join(features, ", ", "none");
+}
+
+// The chain of a layered image: each base, where it was found, and how much of this image it holds.
+Json layers_json(const Image& img) {
+  Json layers = Json::array();
+  std::vector<uint64_t> entries(img.layers().size() + 1), bytes(img.layers().size() + 1);
+  for (const format::PageEntry& e : img.stored_pages()) ++entries[e.layer], bytes[e.layer] += e.csize;
+  for (size_t k = 0; k < img.layers().size(); ++k) {
+    const Image::Layer& l = img.layers()[k];
+    layers.push_back({{"layer", k + 1},
+                      {"hint", l.hint},
+                      {"location", url_for_messages(l.location)},
+                      {"uuid", uuid_string(l.ref.uuid)},
+                      {"image_size", l.ref.image_size},
+                      {"page_entries", entries[k + 1]},
+                      {"stored_bytes", bytes[k + 1]}});
+  }
+  return layers;
 }
 
 Json to_json(const Image& img, const Counts& c) {
@@ -110,6 +128,7 @@ Json to_json(const Image& img, const Counts& c) {
         {"sections", sections},
         {"file_bytes", sb.file_bytes}}},
       {"ratio", ratio(sb.file_bytes, sb.image_size)},
+      {"layers", layers_json(img)},
   };
 }
 
@@ -143,12 +162,16 @@ void print_text(std::ostream& out, const Json& j) {
     line(("  " + name).c_str(), num(s["stored"]) + " bytes stored, " + num(s["memory"]) + " in memory");
   line("file bytes", num(sz["file_bytes"]) + " bytes");
   line("ratio", fixed(j["ratio"].get<double>(), 3));
+  for (const Json& l : j["layers"])
+    line(("layer " + num(l["layer"])).c_str(),
+         printable(l["location"].get<std::string>()) + " (uuid " + l["uuid"].get<std::string>() +
+             "): " + num(l["page_entries"]) + " page entries, " + num(l["stored_bytes"]) + " stored bytes");
 }
 
 }  // namespace
 
 int info(const Options& o, std::ostream& out) {
-  auto img = Image::open(o.image);
+  auto img = open_image(o);
   return print_report(out, to_json(*img, count_inodes(*img)), o.json, print_text);
 }
 

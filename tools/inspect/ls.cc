@@ -70,7 +70,7 @@ void print_long(std::ostream& out, const Image& img, const std::vector<Listed>& 
 }  // namespace
 
 int ls(const Options& o, std::ostream& out) {
-  auto img = Image::open(o.image);
+  auto img = open_image(o);
   const uint32_t ino = resolve_path(*img, o.path);
   const std::vector<Listed> list = collect(*img, ino, o);
   if (o.json) {

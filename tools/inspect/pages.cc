@@ -116,7 +116,7 @@ Row resolve_row(const Image& img, uint32_t ino, uint64_t i) {
 }  // namespace
 
 int pages(const Options& o, std::ostream& out) {
-  auto img = Image::open(o.image);
+  auto img = open_image(o);
   const uint32_t ino = resolve_path(*img, o.path);
   if (img->type(ino) != format::kTypeReg)
     throw std::runtime_error(img->name() + ": " + o.path + ": not a regular file");

@@ -48,8 +48,8 @@ int create_replacing(int dir_fd, const std::string& name, F create) {
   return r;
 }
 
-// Creates ".NAME.gdfs-tmp-XXXXXX" (NAME shortened to keep within NAME_MAX) in `dir_fd`, open for
-// writing; `tmp` gets its name. -1 with errno set on failure.
+}  // namespace
+
 int create_temp(int dir_fd, const std::string& name, std::string& tmp) {
   static constexpr std::string_view kMark = ".gdfs-tmp-";
   constexpr size_t kNameMax = 255, kSuffix = 6;
@@ -64,8 +64,6 @@ int create_temp(int dir_fd, const std::string& name, std::string& tmp) {
   }
   return -1;  // errno is EEXIST
 }
-
-}  // namespace
 
 Restorer::Restorer(const Image& img, std::ostream& err, int root_fd, std::string root_path)
     : img_(img), err_(err), root_fd_(root_fd), root_path_(std::move(root_path)), as_root_(geteuid() == 0) {}

@@ -15,6 +15,11 @@
 
 namespace gdfs::inspect {
 
+// Creates ".NAME.gdfs-tmp-XXXXXX" (NAME shortened to keep within NAME_MAX) in `dir_fd`, open for
+// writing with mode 0600; `tmp` gets its name. -1 with errno set on failure. Used for every file that
+// must appear under its real name only when complete: extracted files, and archives.
+int create_temp(int dir_fd, const std::string& name, std::string& tmp);
+
 class Restorer {
  public:
   // `root_fd` is the extraction directory; `root_path` its name for messages.

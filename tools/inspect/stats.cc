@@ -172,7 +172,7 @@ void print_text(std::ostream& out, const Json& j) {
 }  // namespace
 
 int stats(const Options& o, std::ostream& out) {
-  auto img = Image::open(o.image);
+  auto img = open_image(o);
   return print_report(out, to_json(*img, page_stats(*img), file_stats(*img)), o.json, print_text);
 }
 

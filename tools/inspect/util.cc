@@ -7,10 +7,17 @@
 #include <ostream>
 #include <stdexcept>
 
+#include "commands.h"
 #include "gdfs/bitpack.h"
 #include "json_text.h"
 
 namespace gdfs::inspect {
+
+std::unique_ptr<Image> open_image(const Options& o) {
+  SourceOptions so;
+  so.bases = o.bases;
+  return Image::open(o.image, so);
+}
 
 uint32_t resolve_path(const Image& img, const std::string& path) {
   const uint32_t ino = img.resolve(path);
@@ -81,6 +88,23 @@ const FileType* file_type(uint32_t mode) {
 }
 
 }  // namespace
+
+std::string last_name(const std::string& path) {
+  std::vector<std::string> parts;
+  for (size_t pos = 0; pos <= path.size();) {
+    size_t slash = path.find('/', pos);
+    if (slash == std::string::npos) slash = path.size();
+    const std::string part = path.substr(pos, slash - pos);
+    if (part == "..") {
+      if (!parts.empty()) parts.pop_back();
+    } else if (!part.empty() && part != ".") {
+      parts.push_back(part);
+    }
+    pos = slash + 1;
+  }
+  if (parts.empty()) throw std::runtime_error(path + ": has no name to extract it under");
+  return parts.back();
+}
 
 std::string mode_string(uint32_t mode) {
   std::string s = "?rwxrwxrwx";

@@ -16,6 +16,10 @@ namespace gdfs::inspect {
 
 using Json = nlohmann::ordered_json;  // keeps keys in the order we write them: easier to read
 
+struct Options;
+// Opens o.image, with o.bases as the places a layered image's bases may be.
+std::unique_ptr<Image> open_image(const Options& o);
+
 // The inode at `path` inside the image; throws naming the image and the path when there is none.
 uint32_t resolve_path(const Image& img, const std::string& path);
 // Like resolve_path, but symlinks are followed in every component, the last included, as open(2) does:
@@ -23,6 +27,10 @@ uint32_t resolve_path(const Image& img, const std::string& path);
 // than kMaxSymlinks links in one lookup is an error (a loop), as in the kernel.
 inline constexpr int kMaxSymlinks = 40;
 uint32_t resolve_following(const Image& img, const std::string& path);
+
+// The name PATH gives its last entry ("/a/./b/" -> "b", "a/b/../c" -> "c"): what `extract` names a single
+// file it extracts. Throws when PATH names no entry ("/", "a/..").
+std::string last_name(const std::string& path);
 
 // "drwxr-xr-x", with s/S and t/T like ls -l.
 std::string mode_string(uint32_t mode);

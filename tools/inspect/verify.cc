@@ -105,7 +105,7 @@ void report_page(std::ostream& out, const Image& img, const PathIndex& paths,
 }  // namespace
 
 int verify(const Options& o, std::ostream& out, std::ostream& err) {
-  auto img = Image::open(o.image);
+  auto img = open_image(o);
   const StoredPages sp = distinct_stored_pages(*img);
   const std::vector<PageStatus> status = decode_all(*img, sp.first, o.threads);
   const FileCheck fc = check_files(*img, sp, status);

@@ -1,4 +1,4 @@
-// The gdfs image format, version 2.0: every on-disk struct, in one place. docs/FORMAT.md is the normative
+// The gdfs image format, version 2.1: every on-disk struct, in one place. docs/FORMAT.md is the normative
 // text; this header is its byte layout. All integers are little-endian, every struct is naturally
 // aligned, and the offset of every field is pinned by a static_assert below.
 //
@@ -6,6 +6,7 @@
 //   [0, 4096)                  superblock (512 bytes) and zero padding
 //   [data_offset, +data_size)  page data: compressed pages, each 4-byte aligned, no headers
 //   [meta_offset, +meta_size)  the metadata, stored compressed: a MetaBlock table, then the blocks
+//   [layers_offset, +layers_size)  layered images only (2.1): the LayerRef table and location hints
 //
 // The metadata is used in memory as it was before 2.0: fixed-size records (the tables of the structs
 // below) in sections at 8-byte aligned offsets of one buffer of meta_usize bytes. On disk each section is
@@ -20,7 +21,11 @@ namespace gdfs::format {
 
 inline constexpr char kMagic[8] = {'G', 'D', 'F', 'S', 'I', 'M', 'G', '1'};
 inline constexpr uint16_t kMajor = 2;  // a reader refuses any other major version
-inline constexpr uint16_t kMinor = 0;  // minor versions only add what old readers may ignore
+// Minor versions only add what old readers may ignore or refuse by a feature bit. mkfs writes the lowest
+// minor an image needs: 0, or kMinorLayers for a layered image.
+inline constexpr uint16_t kMinor = 0;
+inline constexpr uint16_t kMinorLayers = 1;
+inline constexpr uint16_t kNewestMinor = kMinorLayers;  // the newest this reader reads: tools report it
 inline constexpr uint32_t kSuperblockSize = 512;
 inline constexpr uint64_t kDataOffset = 4096;  // page data starts here; 4 KiB keeps O_DIRECT possible
 inline constexpr uint32_t kPageAlign = 4;      // every page starts 4-byte aligned (GPU 32-bit loads)
@@ -43,8 +48,10 @@ inline constexpr uint64_t kMaxMetaRatio = 512;
 // An unknown bit in `compat` may be ignored.
 enum IncompatFeature : uint64_t {
   kIncompatBitpack = 1ull << 0,  // some page uses kCodecBitpack; set exactly when one does
+  kIncompatLayers = 1ull << 1,   // some page's bytes live in a base image (2.1; FORMAT.md 4.3)
 };
-inline constexpr uint64_t kKnownIncompat = kIncompatBitpack;  // what this reader understands
+inline constexpr uint64_t kKnownIncompat =
+    kIncompatBitpack | kIncompatLayers;  // what this reader understands
 enum CompatFeature : uint64_t {
   kCompatDedupe = 1ull << 0,    // some page-table entries share page data (informational)
   kCompatTailPack = 1ull << 1,  // some file tails live in shared tail-pack pages (informational)
@@ -108,8 +115,13 @@ struct Superblock {
   uint64_t meta_ucheck;               // 400: checksum64 of the inflated metadata
   uint32_t meta_blocks;               // 408: MetaBlock entries at meta_offset
   uint32_t reserved0;                 // 412: zero
-  uint8_t reserved[88];               // 416: zero
-  uint64_t sb_checksum;               // 504: checksum64 of bytes [0, 504)
+  // Layered images (kIncompatLayers); all four zero otherwise.
+  uint64_t layers_offset;    // 416: meta_offset + meta_size rounded up to kSectionAlign
+  uint32_t layers_size;      // 424: bytes; layers_offset + layers_size == image_size
+  uint32_t layer_count;      // 428: LayerRef records, 1..kMaxLayers
+  uint64_t layers_checksum;  // 432: checksum64 of the layer region
+  uint8_t reserved[64];      // 440: zero
+  uint64_t sb_checksum;      // 504: checksum64 of bytes [0, 504)
 };
 
 // Page codecs. 0 is not a codec: holes are not pages (see SparseFile).
@@ -130,15 +142,32 @@ enum PageFlag : uint8_t {
 
 // One page: where its stored bytes are, how to decode them, and what they must decode to.
 struct PageEntry {
-  uint64_t offset;    //  0: absolute image offset, multiple of kPageAlign, inside the data region
-  uint32_t csize;     //  8: stored bytes, >= 1
-  uint32_t usize;     // 12: decoded bytes, 1..page size
-  uint32_t ccheck;    // 16: checksum32 of the stored bytes
-  uint32_t ucheck;    // 20: checksum32 of the decoded bytes
-  uint8_t codec;      // 24: Codec
-  uint8_t flags;      // 25: PageFlag bits
-  uint16_t param;     // 26: codec parameter; 0 for stored and GDeflate, bitpack::to_param for bitpack
-  uint32_t reserved;  // 28: zero
+  uint64_t offset;  //  0: absolute image offset, multiple of kPageAlign, inside the data region
+  uint32_t csize;   //  8: stored bytes, >= 1
+  uint32_t usize;   // 12: decoded bytes, 1..page size
+  uint32_t ccheck;  // 16: checksum32 of the stored bytes
+  uint32_t ucheck;  // 20: checksum32 of the decoded bytes
+  uint8_t codec;    // 24: Codec
+  uint8_t flags;    // 25: PageFlag bits
+  uint16_t param;   // 26: codec parameter; 0 for stored and GDeflate, bitpack::to_param for bitpack
+  uint32_t layer;   // 28: 0: `offset` is in this image; k: in the image of LayerRef k - 1
+};
+
+// A base image whose page bytes a layered image uses (FORMAT.md 4.3). A reader opens the base, checks
+// that its superblock is exactly this one, and reads only page bytes from it: each page is still
+// checked by its own entry's checksums, so a base never hands a reader a wrong byte.
+inline constexpr uint32_t kMaxLayers = 16;
+inline constexpr uint32_t kMaxLayerHint = 1024;  // bytes of one location hint
+struct LayerRef {
+  uint8_t uuid[16];      //  0: the base's superblock uuid
+  uint64_t sb_checksum;  // 16: the base's superblock sb_checksum: this exact base, no other
+  uint64_t image_size;   // 24: the base's image_size
+  uint64_t data_offset;  // 32: the base's data region, which this image's entries of the layer lie in
+  uint64_t data_size;    // 40
+  uint32_t hint;         // 48: offset in the layer region of the location hint
+  uint32_t hint_len;     // 52: 1..kMaxLayerHint bytes: a relative path or URL path, resolved against
+                         //     this image's own location
+  uint64_t reserved;     // 56: zero
 };
 
 // An inode's type is in its Attr::mode, and the type decides which name of each payload word below
@@ -230,12 +259,14 @@ static_assert(offsetof(Superblock, image_size) == 128 && offsetof(Superblock, me
 static_assert(offsetof(Superblock, inode_count) == 176 && offsetof(Superblock, page_count) == 184);
 static_assert(offsetof(Superblock, file_bytes) == 192 && offsetof(Superblock, sections) == 200);
 static_assert(offsetof(Superblock, meta_usize) == 392 && offsetof(Superblock, meta_ucheck) == 400);
-static_assert(offsetof(Superblock, meta_blocks) == 408 && offsetof(Superblock, reserved) == 416);
-static_assert(offsetof(Superblock, sb_checksum) == 504);
+static_assert(offsetof(Superblock, meta_blocks) == 408 && offsetof(Superblock, reserved) == 440);
+static_assert(offsetof(Superblock, layers_offset) == 416 && offsetof(Superblock, layer_count) == 428);
+static_assert(offsetof(Superblock, layers_checksum) == 432 && offsetof(Superblock, sb_checksum) == 504);
+static_assert(sizeof(LayerRef) == 64 && offsetof(LayerRef, hint) == 48);
 static_assert(sizeof(MetaBlock) == 8 && offsetof(MetaBlock, codec) == 4);
 static_assert(sizeof(PageEntry) == 32);
 static_assert(offsetof(PageEntry, ccheck) == 16 && offsetof(PageEntry, codec) == 24);
-static_assert(offsetof(PageEntry, param) == 26 && offsetof(PageEntry, reserved) == 28);
+static_assert(offsetof(PageEntry, param) == 26 && offsetof(PageEntry, layer) == 28);
 static_assert(sizeof(Inode) == 24);
 static_assert(offsetof(Inode, first_page) == 4 && offsetof(Inode, first_dirent) == 4 &&
               offsetof(Inode, target) == 4 && offsetof(Inode, rdev_major) == 4);

@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace gdfs::daemon {
 namespace {
@@ -29,7 +31,10 @@ struct RawOptions {
   char* s3_addressing;
   char* image;
   char* mountpoint;
+  std::vector<std::string>* bases;  // every -o base=..., in order
 };
+
+enum Key { kKeyBase = 1 };
 
 #define GDFS_OPT(templ, field) \
   { templ, offsetof(RawOptions, field), 0 }
@@ -48,6 +53,7 @@ const fuse_opt kSpec[] = {
     GDFS_OPT("remote_timeout=%s", remote_timeout),
     GDFS_OPT("ca_file=%s", ca_file),
     GDFS_OPT("s3_addressing=%s", s3_addressing),
+    FUSE_OPT_KEY("base=", kKeyBase),
     FUSE_OPT_END,
 };
 // clang-format on
@@ -57,6 +63,10 @@ const fuse_opt kSpec[] = {
 // copy is kept: a dead mount there must be cleared before libfuse's realpath() of it fails.
 int take_image(void* data, const char* arg, int key, fuse_args*) {
   auto* raw = static_cast<RawOptions*>(data);
+  if (key == kKeyBase) {  // repeatable, unlike the %s options
+    raw->bases->push_back(arg + std::strlen("base="));
+    return 0;
+  }
   if (key == FUSE_OPT_KEY_NONOPT && !raw->image) {
     raw->image = strdup(arg);
     return 0;
@@ -117,6 +127,10 @@ bool convert(const RawOptions& raw, DaemonOptions& out) {
     if (a != "path" && a != "virtual" && a != "auto") return bad("s3_addressing", raw.s3_addressing);
     out.source.s3_addressing = a == "auto" ? "" : a;
   }
+  for (const std::string& b : *raw.bases) {
+    if (b.empty()) return bad("base", "");
+    out.source.bases.push_back(b);
+  }
   if (raw.image) out.image = raw.image;
   if (raw.mountpoint) out.mountpoint = raw.mountpoint;
   return true;
@@ -126,6 +140,8 @@ bool convert(const RawOptions& raw, DaemonOptions& out) {
 
 bool parse_options(fuse_args& args, DaemonOptions& out) {
   RawOptions raw{};
+  std::vector<std::string> bases;
+  raw.bases = &bases;
   bool ok = fuse_opt_parse(&args, &raw, kSpec, take_image) == 0 && convert(raw, out);
   for (char* p : {raw.cache_size, raw.threads, raw.decoder, raw.gpu_min_bytes, raw.readahead, raw.uring,
                   raw.queue_depth, raw.cache_dir, raw.disk_cache_size, raw.remote_timeout, raw.ca_file,
@@ -172,6 +188,7 @@ void print_usage(const char* prog) {
       "    -o disk_cache_size=SIZE  bound on DIR, least recently used blocks go first (default 1G)\n"
       "    -o remote_timeout=SECONDS  a read still failing after this, retries included, is EIO (default "
       "60)\n"
+      "    -o base=PATH|URL       a base image of a layered IMAGE, when not where IMAGE says (repeatable)\n"
       "    -o ca_file=FILE        trust the certificates in this PEM file for https (default: the system's)\n"
       "    -o s3_addressing=path|virtual|auto  S3 URL style (default auto: path with an endpoint\n"
       "                           or a dotted bucket); S3 credentials, region and endpoint come from the\n"

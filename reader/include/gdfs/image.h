@@ -34,8 +34,11 @@ class Image {
   // Opens and validates the image at `path_or_url` (a local file, or a URL: gdfs/source.h). Throws
   // ImageError.
   static std::unique_ptr<Image> open(const std::string& path_or_url, const SourceOptions& options = {});
-  // The same over any source.
+  // The same over any source. A layered image's bases are found from `location` (the path or URL the
+  // source was opened from; its name() when not given) and `options` (SourceOptions::bases).
   static std::unique_ptr<Image> open(std::unique_ptr<Source> source);
+  static std::unique_ptr<Image> open(std::unique_ptr<Source> source, const std::string& location,
+                                     const SourceOptions& options);
   // The same over bytes in memory (fuzzing, tests). `name` is used in messages.
   static std::unique_ptr<Image> from_memory(std::vector<uint8_t> bytes, std::string name);
   ~Image();
@@ -43,7 +46,8 @@ class Image {
   Image& operator=(const Image&) = delete;
 
   const std::string& name() const { return name_; }
-  // Where the image's bytes come from; the read engine fetches stored pages through it.
+  // Where the image's bytes come from; the read engine fetches stored pages through it. For a layered
+  // image, one address space over the image and its bases: pages() offsets point into it.
   Source& source() const { return *source_; }
   const format::Superblock& superblock() const { return sb_; }
   uint32_t page_size() const { return 1u << sb_.page_log2; }
@@ -97,7 +101,21 @@ class Image {
     }
     data_until(n);
   }
+  // The page table, as the read path uses it: in a layered image an entry of a base has its offset moved
+  // into source()'s address space for that base. stored_pages() is the table as stored in the image.
   std::span<const format::PageEntry> pages() const { return pages_; }
+  std::span<const format::PageEntry> stored_pages() const { return stored_pages_; }
+
+  // The base images of a layered image (format 2.1), empty for a standalone one. Open succeeded only if
+  // every base was found and is exactly the image recorded (its superblock checksum and uuid).
+  struct Layer {
+    format::LayerRef ref;
+    std::string hint;      // the location recorded at mkfs time, relative to this image
+    std::string location;  // where it was opened from
+  };
+  std::span<const Layer> layers() const { return layers_; }
+  // The inflated metadata, as stored (flatten rewrites its page table).
+  std::span<const uint8_t> metadata() const { return meta_; }
 
   // Bytes of section `s` as stored in the image (its compressed blocks) and in memory (inflated), and of
   // the metadata block table.
@@ -118,7 +136,10 @@ class Image {
 
  private:
   Image() = default;
-  void load();
+  void load(const std::string& location, const SourceOptions& options);
+  uint64_t meta_end() const;  // where the metadata region must end: image_size, or the layer table
+  void load_layer_table();    // layers.cc
+  void open_layers(const std::string& location, const SourceOptions& options);
   void validate_superblock(uint64_t file_size);
   void inflate_metadata(std::span<const uint8_t> region);
   void map_sections();
@@ -137,6 +158,9 @@ class Image {
   std::span<const format::Attr> attrs_;
   std::span<const format::Dirent> dirents_;
   std::span<const format::PageEntry> pages_;
+  std::span<const format::PageEntry> stored_pages_;
+  std::vector<format::PageEntry> layered_pages_;  // pages_ of a layered image
+  std::vector<Layer> layers_;
   std::span<const format::SparseFile> sparse_;
   std::span<const format::HoleRun> holes_;
   std::span<const format::XattrSet> xattr_sets_;

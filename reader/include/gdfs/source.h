@@ -102,6 +102,9 @@ struct SourceOptions {
   // $AWS_S3_ADDRESSING_STYLE, else the profile's s3.addressing_style, else path-style when an endpoint
   // is configured or the bucket name has dots, virtual-host style otherwise.
   std::string s3_addressing;
+  // Layered images: where their base images are, when not where the image says (next to it). Each is
+  // a path or URL; a base is taken from here only when it is exactly the recorded one.
+  std::vector<std::string> bases;
   // Where a source reports what the reader should know but cannot be thrown (a retry, an image that
   // changed on the server): one line each, no credentials. Empty: stderr.
   std::function<void(std::string_view)> warn;

@@ -16,14 +16,20 @@ namespace gdfs {
 static_assert(std::endian::native == std::endian::little, "the image format is little-endian");
 
 std::unique_ptr<Image> Image::open(const std::string& path_or_url, const SourceOptions& options) {
-  return open(open_source(path_or_url, options));
+  return open(open_source(path_or_url, options), path_or_url, options);
 }
 
 std::unique_ptr<Image> Image::open(std::unique_ptr<Source> source) {
+  const std::string location = source->name();
+  return open(std::move(source), location, SourceOptions{});
+}
+
+std::unique_ptr<Image> Image::open(std::unique_ptr<Source> source, const std::string& location,
+                                   const SourceOptions& options) {
   std::unique_ptr<Image> img(new Image());
   img->name_ = source->name();
   img->source_ = std::move(source);
-  img->load();
+  img->load(location, options);
   return img;
 }
 
@@ -238,7 +244,11 @@ size_t Image::read(uint32_t ino, uint64_t offset, size_t len, uint8_t* out, Page
   return len;
 }
 
-void Image::load() {
+uint64_t Image::meta_end() const {
+  return sb_.incompat & format::kIncompatLayers ? sb_.meta_offset + sb_.meta_size : sb_.image_size;
+}
+
+void Image::load(const std::string& location, const SourceOptions& options) {
   const uint64_t file_size = source_->size();
   if (file_size < format::kSuperblockSize)
     fail("too small to be a gdfs image (" + std::to_string(file_size) + " bytes)");
@@ -256,7 +266,10 @@ void Image::load() {
   if (checksum64(region.data(), region.size()) != sb_.meta_checksum) fail("metadata checksum mismatch");
   inflate_metadata(region);
   map_sections();
+  stored_pages_ = pages_;
+  if (sb_.incompat & format::kIncompatLayers) load_layer_table();
   validate();
+  if (!layers_.empty()) open_layers(location, options);
 }
 
 void Image::inflate_metadata(std::span<const uint8_t> region) {

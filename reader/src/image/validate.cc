@@ -70,11 +70,21 @@ void Image::validate_superblock(uint64_t file_size) {
   if (sb_.image_size > file_size)
     fail("truncated: the image is " + std::to_string(sb_.image_size) + " bytes but the file has " +
          std::to_string(file_size));
+  if (!(sb_.incompat & kIncompatLayers) &&
+      (sb_.layers_offset | sb_.layers_size | sb_.layer_count | sb_.layers_checksum))
+    fail("layer fields set without the layers feature bit");
   if (sb_.data_offset < kSuperblockSize || sb_.data_offset % kPageAlign != 0 ||
       !fits(sb_.data_offset, sb_.data_size, sb_.meta_offset) || sb_.meta_offset % kSectionAlign != 0 ||
-      !fits(sb_.meta_offset, sb_.meta_size, sb_.image_size) ||
-      sb_.meta_offset + sb_.meta_size != sb_.image_size)
+      !fits(sb_.meta_offset, sb_.meta_size, sb_.image_size) || sb_.meta_offset + sb_.meta_size != meta_end())
     fail("superblock regions are inconsistent");
+  if (sb_.incompat & kIncompatLayers) {
+    if (sb_.layer_count == 0 || sb_.layer_count > kMaxLayers ||
+        sb_.layers_size < sb_.layer_count * uint64_t{sizeof(LayerRef)} ||
+        sb_.layers_offset != align_up(sb_.meta_offset + sb_.meta_size, kSectionAlign) ||
+        !fits(sb_.layers_offset, sb_.layers_size, sb_.image_size) ||
+        sb_.layers_offset + sb_.layers_size != sb_.image_size)
+      fail("bad layer table in the superblock");
+  }
   if (const std::string why = meta::check_layout(sb_); !why.empty()) fail(why);
 }
 
@@ -161,13 +171,16 @@ struct Validator {
   }
 
   void pages() {
-    const uint64_t data_end = img.sb_.data_offset + img.sb_.data_size;
     for (size_t i = 0; i < img.pages_.size(); ++i) {
       const format::PageEntry& e = img.pages_[i];
       auto bad = [&](const char* what) { img.fail("page entry " + std::to_string(i) + ": " + what); };
       if (e.usize == 0 || e.usize > img.page_size()) bad("bad decoded size");
-      if (e.csize == 0 || e.offset % format::kPageAlign != 0 || e.offset < img.sb_.data_offset ||
-          !fits(e.offset, e.csize, data_end))
+      if (e.layer > img.layers_.size()) bad("bad layer");
+      // Its own data region, or the one its base recorded (the base's superblock must agree at open).
+      const uint64_t data_offset = e.layer ? img.layers_[e.layer - 1].ref.data_offset : img.sb_.data_offset;
+      const uint64_t data_size = e.layer ? img.layers_[e.layer - 1].ref.data_size : img.sb_.data_size;
+      if (e.csize == 0 || e.offset % format::kPageAlign != 0 || e.offset < data_offset ||
+          !fits(e.offset, e.csize, data_offset + data_size))
         bad("stored bytes outside the data region");
       if (e.flags & ~format::kPageKnownFlags) bad("unknown flags");
       if (e.codec != format::kCodecBitpack && e.param != 0) bad("codec parameter on a codec without one");

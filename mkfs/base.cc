@@ -1,0 +1,225 @@
+#include "base.h"
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+#include "diag.h"
+#include "pipeline.h"
+
+namespace gdfs::mkfs {
+namespace {
+
+uint64_t page_key(uint32_t ucheck, size_t usize) {
+  return uint64_t{ucheck} << 17 | usize;  // usize <= 65536 < 2^17
+}
+
+// A tail of OLD: where its bytes are, and (filled in by the decoding threads) their hash.
+struct OldTail {
+  uint32_t entry, offset, len;
+  Hash128 hash{};
+  bool ok = false;
+};
+
+// What a reader of the new image resolves a hint against: its directory.
+std::string relative_hint(const std::string& target, const std::string& new_image) {
+  namespace fs = std::filesystem;
+  const fs::path from = fs::absolute(fs::path(new_image)).lexically_normal().parent_path();
+  return fs::absolute(fs::path(target)).lexically_normal().lexically_relative(from).string();
+}
+
+}  // namespace
+
+Base::Base(const Options& o) : o_(o) {
+  try {
+    image_ = Image::open(o.base);
+  } catch (const ImageError& e) {
+    throw MkfsError(std::string("--base: ") + e.what());
+  }
+  if (image_->page_size() != o.page_size)
+    throw MkfsError("--base: " + quote_path(o.base) + " has pages of " + std::to_string(image_->page_size()) +
+                    " bytes, not " + std::to_string(o.page_size) + " (give --page-size " +
+                    std::to_string(image_->page_size()) + ")");
+  index_pages();
+  index_tails(std::max(1u, o.threads));
+}
+
+void Base::index_pages() {
+  const auto entries = image_->stored_pages();
+  for (uint32_t i = 0; i < entries.size(); ++i)
+    if (!(entries[i].flags & format::kPageTailPack))
+      pages_.try_emplace(page_key(entries[i].ucheck, entries[i].usize), i);
+}
+
+// Every tail of OLD is hashed once, pack by pack on `threads` threads; a pack that does not decode is
+// left out (its tails are compressed again: OLD is only ever a source of candidates).
+void Base::index_tails(unsigned threads) {
+  const Image& img = *image_;
+  std::vector<OldTail> tails;
+  for (uint32_t ino = 1; ino <= img.inode_count(); ++ino) {
+    const format::Inode& in = img.inode(ino);
+    if (img.type(ino) != format::kTypeReg || in.tail_entry == format::kNone) continue;
+    const PageRef last = img.page_ref(ino, img.logical_pages(ino) - 1);
+    tails.push_back({in.tail_entry, in.tail_offset, last.length});
+  }
+  std::sort(tails.begin(), tails.end(), [](const OldTail& a, const OldTail& b) {
+    return std::pair(a.entry, a.offset) < std::pair(b.entry, b.offset);
+  });
+  std::vector<size_t> starts;  // the first tail of each pack
+  for (size_t i = 0; i < tails.size(); ++i)
+    if (i == 0 || tails[i].entry != tails[i - 1].entry) starts.push_back(i);
+  starts.push_back(tails.size());
+  auto work = [&](size_t first) {
+    PageDecoder dec;
+    std::vector<uint8_t> page(img.page_size());
+    for (size_t p = first; p + 1 < starts.size(); p += threads) {
+      if (img.read_page(tails[starts[p]].entry, dec, page.data()) != PageStatus::kOk) continue;
+      for (size_t i = starts[p]; i < starts[p + 1]; ++i) {
+        OldTail& t = tails[i];
+        t.hash = hash128(page.data() + t.offset, t.len);  // validated: inside the decoded pack
+        t.ok = true;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work, t);
+  work(0);
+  for (std::thread& t : pool) t.join();
+  for (const OldTail& t : tails)
+    if (t.ok) tails_.try_emplace(Key{t.hash, t.len}, Tail{t.entry, t.offset});
+}
+
+uint32_t Base::page_candidate(const std::vector<uint8_t>& raw) const {
+  const auto it = pages_.find(page_key(checksum32(raw.data(), raw.size()), raw.size()));
+  return it == pages_.end() ? format::kNone : it->second;
+}
+
+std::optional<Base::Tail> Base::find_tail(const std::vector<uint8_t>& tail) {
+  const auto it = tails_.find(Key{hash128(tail.data(), tail.size()), static_cast<uint32_t>(tail.size())});
+  if (it == tails_.end()) return std::nullopt;
+  const std::vector<uint8_t>* pack = decoded_pack(it->second.entry);
+  if (!pack || std::memcmp(pack->data() + it->second.offset, tail.data(), tail.size()) != 0)
+    return std::nullopt;
+  return it->second;
+}
+
+// OLD's tail packs, decoded, the least recently used dropped first: the new tree's files come in much
+// the order of OLD's, so consecutive tails mostly hit the same few packs.
+const std::vector<uint8_t>* Base::decoded_pack(uint32_t entry) {
+  ++clock_;
+  cache_.reserve(kPackCache);
+  CachedPack* slot = nullptr;
+  for (CachedPack& c : cache_) {
+    if (c.entry == entry) {
+      c.used = clock_;
+      return &c.bytes;
+    }
+    if (!slot || c.used < slot->used) slot = &c;
+  }
+  if (cache_.size() < kPackCache) slot = &cache_.emplace_back();
+  slot->entry = format::kNone;
+  slot->bytes.resize(image_->page_size());
+  if (image_->read_page(entry, dec_, slot->bytes.data()) != PageStatus::kOk) return nullptr;
+  slot->bytes.resize(image_->stored_pages()[entry].usize);
+  slot->entry = entry;
+  slot->used = clock_;
+  return &slot->bytes;
+}
+
+bool Base::reuse(PageJob& job, bool layered, PageDecoder& dec, std::vector<uint8_t>& buf) const {
+  const format::PageEntry& e = image_->pages()[job.base_entry];  // offset in image_->source()
+  if (!(job.base_confirmed && layered)) {
+    job.packed.resize(e.csize);
+    if (!image_->read_stored(e, job.packed.data())) return false;
+    if (!job.base_confirmed) {
+      buf.resize(e.usize);
+      if (dec.decode(e, job.packed.data(), buf.data()) != PageStatus::kOk || buf.size() != job.raw.size() ||
+          std::memcmp(buf.data(), job.raw.data(), buf.size()) != 0)
+        return false;
+    } else if (checksum32(job.packed.data(), job.packed.size()) != e.ccheck) {
+      return false;  // OLD changed since its pack was decoded: compressing again is not possible here
+    }
+  }
+  job.reused = true;
+  job.codec = static_cast<format::Codec>(e.codec);
+  job.param = e.param;
+  job.ccheck = e.ccheck;
+  job.ucheck = e.ucheck;
+  return true;
+}
+
+format::PageEntry Base::entry_for(uint32_t entry, bool layered) const {
+  format::PageEntry e = image_->stored_pages()[entry];
+  e.flags = 0;
+  if (layered)
+    e.layer += 1;  // OLD is layer 1 of the new image, OLD's layer j its layer 1 + j
+  else
+    e.layer = 0, e.offset = 0;
+  return e;
+}
+
+std::vector<Base::NewLayer> Base::layers_for(const std::string& new_image) const {
+  std::vector<NewLayer> out;
+  const format::Superblock& sb = image_->superblock();
+  NewLayer old;
+  std::memcpy(old.ref.uuid, sb.uuid, sizeof sb.uuid);
+  old.ref.sb_checksum = sb.sb_checksum;
+  old.ref.image_size = sb.image_size;
+  old.ref.data_offset = sb.data_offset;
+  old.ref.data_size = sb.data_size;
+  const bool url = is_url(o_.base);
+  old.hint = !o_.base_hint.empty() ? o_.base_hint
+             : url                 ? o_.base.substr(o_.base.find_last_of('/') + 1)
+                                   : relative_hint(o_.base, new_image);
+  out.push_back(old);
+  for (const Image::Layer& l : image_->layers()) {
+    // OLD's hints are relative to OLD; a local chain is re-anchored at the new image, a remote one is
+    // assumed to stay beside it.
+    std::string hint = l.hint;
+    if (!url)
+      hint = relative_hint((std::filesystem::path(o_.base).parent_path() / l.hint).string(), new_image);
+    out.push_back({l.ref, hint});
+  }
+  return out;
+}
+
+}  // namespace gdfs::mkfs
+
+namespace gdfs::mkfs {
+
+LayerTable make_layer_table(const Base& base, std::vector<format::PageEntry>& entries,
+                            const std::string& new_image) {
+  const std::vector<Base::NewLayer> all = base.layers_for(new_image);
+  std::vector<uint32_t> renumber(all.size() + 1, 0);  // old layer number -> new one, 0 = unused
+  for (const format::PageEntry& e : entries)
+    if (e.layer) renumber[e.layer] = 1;
+  LayerTable t;
+  std::vector<const Base::NewLayer*> used;
+  for (size_t k = 1; k < renumber.size(); ++k)
+    if (renumber[k]) renumber[k] = ++t.count, used.push_back(&all[k - 1]);
+  if (t.count > format::kMaxLayers)
+    throw MkfsError("--layered: the base chain would have " + std::to_string(t.count) +
+                    " images, more than " + std::to_string(format::kMaxLayers) +
+                    "; flatten the base first (gdfs-inspect flatten)");
+  for (format::PageEntry& e : entries) e.layer = renumber[e.layer];
+  uint64_t hint_at = t.count * sizeof(format::LayerRef);
+  t.region.resize(hint_at);
+  for (uint32_t k = 0; k < t.count; ++k) {
+    const std::string& hint = used[k]->hint;
+    if (hint.empty() || hint.size() > format::kMaxLayerHint || hint.front() == '/' ||
+        hint.find("://") != std::string::npos)
+      throw MkfsError("--base-hint: '" + hint + "' is not a relative path of 1.." +
+                      std::to_string(format::kMaxLayerHint) + " bytes");
+    format::LayerRef ref = used[k]->ref;
+    ref.hint = static_cast<uint32_t>(hint_at);
+    ref.hint_len = static_cast<uint32_t>(hint.size());
+    ref.reserved = 0;
+    std::memcpy(t.region.data() + k * sizeof ref, &ref, sizeof ref);
+    t.region.insert(t.region.end(), hint.begin(), hint.end());
+    hint_at += hint.size();
+  }
+  return t;
+}
+
+}  // namespace gdfs::mkfs

@@ -1,0 +1,99 @@
+// The image a build reuses (--base OLD): pages and tails of OLD whose bytes the new tree still has are
+// not compressed again. Their stored bytes are copied into the new image, or, with --layered, left in
+// OLD and referred to (FORMAT.md 4.3), so that a reader who has OLD fetches only what is new.
+//
+// Reuse is decided by content, never by name or mtime: a page is a candidate when its checksum32 and
+// length match an entry of OLD, and a tail when its hash128 and length match a tail of OLD; then the
+// bytes decide (OLD's page is read, checked by its own checksums, decoded and compared).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "gdfs/checksum.h"
+#include "gdfs/format.h"
+#include "gdfs/image.h"
+#include "gdfs/page.h"
+#include "options.h"
+
+namespace gdfs::mkfs {
+
+struct PageJob;
+
+class Base {
+ public:
+  // Opens o.base (a path or URL; a layered OLD opens with its own bases) and indexes it, decoding its
+  // tail packs on o.threads threads. Throws MkfsError when OLD does not open or its page size differs.
+  explicit Base(const Options& o);
+
+  const Image& image() const { return *image_; }
+
+  // An entry of OLD whose decoded bytes may be these (not a tail pack); kNone if none.
+  uint32_t page_candidate(const std::vector<uint8_t>& raw) const;
+  // A tail of OLD equal to `tail`, confirmed byte for byte: the tail pack's entry and the tail's offset.
+  struct Tail {
+    uint32_t entry, offset;
+  };
+  std::optional<Tail> find_tail(const std::vector<uint8_t>& tail);
+
+  // For a worker: makes `job` the reuse of job.base_entry if its bytes are job.raw (or job.base_confirmed),
+  // filling in its codec, checks and (unless `layered` needs none) its stored bytes. False: compress it.
+  bool reuse(PageJob& job, bool layered, PageDecoder& dec, std::vector<uint8_t>& buf) const;
+
+  // A reused entry as the new image records it: copied (`layered` false: offset to be set by the writer)
+  // or left where it is, in layer 1 (OLD) or 1 + j (OLD's own layer j).
+  format::PageEntry entry_for(uint32_t entry, bool layered) const;
+  // The layers a layered image built on OLD refers to: OLD, then OLD's own bases.
+  struct NewLayer {
+    format::LayerRef ref;
+    std::string hint;
+  };
+  std::vector<NewLayer> layers_for(const std::string& new_image) const;
+
+ private:
+  void index_pages();
+  void index_tails(unsigned threads);
+  const std::vector<uint8_t>* decoded_pack(uint32_t entry);
+
+  const Options& o_;
+  std::unique_ptr<Image> image_;
+  std::unordered_map<uint64_t, uint32_t> pages_;  // (ucheck << 17 | usize) -> first such entry
+  struct Key {
+    Hash128 hash;
+    uint32_t len;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const { return static_cast<size_t>(k.hash.lo); }
+  };
+  std::unordered_map<Key, Tail, KeyHash> tails_;
+
+  static constexpr size_t kPackCache = 64;  // decoded tail packs of OLD kept for confirming tails
+  struct CachedPack {
+    uint32_t entry = format::kNone;
+    uint64_t used = 0;
+    std::vector<uint8_t> bytes;
+  };
+  std::vector<CachedPack> cache_;
+  uint64_t clock_ = 0;
+  PageDecoder dec_;
+};
+
+}  // namespace gdfs::mkfs
+
+namespace gdfs::mkfs {
+
+// The layer region of a layered image built on `base` (FORMAT.md 4.3): the LayerRefs its `entries`
+// refer to, then their hints. Layers no entry uses are left out and `entries` renumbered to match.
+struct LayerTable {
+  uint32_t count = 0;
+  std::vector<uint8_t> region;
+};
+LayerTable make_layer_table(const Base& base, std::vector<format::PageEntry>& entries,
+                            const std::string& new_image);
+
+}  // namespace gdfs::mkfs
