@@ -192,6 +192,22 @@ TEST_F(ArchiveFormats, StandardInput) {
   EXPECT_TRUE(same_bytes(dir_ / "stdin.gdfs", dir_ / "file.gdfs"));
 }
 
+// --base works for an archive SOURCE too: the archive of the tree an image was built from reuses
+// every one of its pages, and the new image reads the same.
+TEST_F(ArchiveFormats, BaseImageIsReusedByAnArchiveBuild) {
+  ASSERT_EQ(run_mkfs({"-q", dir_ / "src", dir_ / "v1.gdfs"}).code, 0);
+  write_tree_archive(dir_ / "src", inode_order(dir_ / "src"), dir_ / "t.tar", kPax);
+  CliResult r = run_mkfs({"--json", "--base", dir_ / "v1.gdfs", dir_ / "t.tar", dir_ / "v2.gdfs"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto summary = nlohmann::json::parse(r.out);
+  EXPECT_GT(summary["base"]["reused_pages"].get<uint64_t>(), 0u) << r.out;
+  EXPECT_EQ(summary["tails"]["packs"], 0) << r.out;  // every tail found in the base's packs
+  ASSERT_EQ(run_inspect({"extract", dir_ / "v1.gdfs", dir_ / "v1-out"}).code, 0);
+  ASSERT_EQ(run_inspect({"extract", dir_ / "v2.gdfs", dir_ / "v2-out"}).code, 0);
+  const auto diffs = compare_trees(dir_ / "v1-out", dir_ / "v2-out", true, false);
+  EXPECT_TRUE(diffs.empty()) << join(diffs);
+}
+
 // Members no real tree gives: implied directories, duplicates, bad paths and links.
 class ArchiveMembers : public ::testing::Test {
  protected:
