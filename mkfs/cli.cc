@@ -18,8 +18,10 @@ constexpr const char* kTool = "mkfs.gdfs";
 
 // Parses argv into `o`; returns an exit code when the run ends here (--help, --version, bad usage).
 int parse(int argc, char** argv, Options& o, std::ostream& out, std::ostream& err) {
-  CLI::App app("Create a gdfs image (a read-only filesystem of GDeflate-compressed pages) from SOURCE_DIR",
-               kTool);
+  CLI::App app(
+      "Create a gdfs image (a read-only filesystem of GDeflate-compressed pages) from SOURCE: a directory "
+      "tree, or an archive",
+      kTool);
   cli::add_version_flag(app);
   bool all_root = false;
   add_options(app, o, all_root);

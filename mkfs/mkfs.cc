@@ -8,6 +8,7 @@
 #include <cstring>
 #include <utility>
 
+#include "archive_walk.h"
 #include "base.h"
 #include "gdfs/checksum.h"
 #include "gdfs/meta_codec.h"
@@ -28,7 +29,8 @@ struct Timestamp {
 };
 
 // The image's own time. SOURCE_DATE_EPOCH, else --mtime, else the newest mtime in the tree: never the
-// clock, so that the same tree gives the same image.
+// clock, so that the same tree gives the same image. An archive's implied directories (kImpliedMtime
+// until they get this time) never count; an archive with nothing else gives 0.
 Timestamp image_time(const Options& o, const ScanResult& scan, const Tree& tree) {
   if (o.source_date_epoch) return {*o.source_date_epoch, 0};
   if (o.mtime) return {*o.mtime, 0};
@@ -37,7 +39,7 @@ Timestamp image_time(const Options& o, const ScanResult& scan, const Tree& tree)
     const ScanNode& n = scan.nodes[node];
     if (std::pair(n.mtime_sec, n.mtime_nsec) > std::pair(t.sec, t.nsec)) t = {n.mtime_sec, n.mtime_nsec};
   }
-  return t;
+  return t.sec == kImpliedMtime ? Timestamp{} : t;
 }
 
 format::Superblock make_superblock(const Options& o, const Timestamp& time, const Tree& tree,
@@ -121,25 +123,52 @@ int metadata_level(const Options& o) {
   return std::max(o.level, kMinMetadataLevel);
 }
 
-}  // namespace
-
-Summary make_image(const Options& o, Diag& diag, Progress& progress) {
-  const auto start = std::chrono::steady_clock::now();
-  const FileId old = existing_file_id(o.image);
-  ImageWriter image(o.image, o.force);  // first: an unwritable IMAGE fails before a long scan
-  const std::unique_ptr<Base> base = o.base.empty() ? nullptr : std::make_unique<Base>(o);
-  ScanResult scan = scan_tree(o, diag, progress, {old, image.temp_id(), existing_file_id(o.base)});
-  Tree tree = number_inodes(scan);
-
+// A directory build: scan the tree, number the inodes, then pack the files in inode order.
+void build_from_tree(const Options& o, ImageWriter& image, const FileId& old, Base* base, Diag& diag,
+                     Progress& progress, ScanResult& scan, Tree& tree, PackResult& pack) {
+  scan = scan_tree(o, diag, progress, {old, image.temp_id(), existing_file_id(o.base)});
+  tree = number_inodes(scan);
   uint64_t files = 0, bytes = 0;
   for (uint32_t node : tree.order)
     if (S_ISREG(scan.nodes[node].mode)) ++files, bytes += scan.nodes[node].size;
   progress.set_totals(files, bytes);
   progress.start_packing();
-
-  PackResult pack = pack_data(o, scan, tree, image, diag, progress, base.get());
-  const LayerTable layers = o.layered ? make_layer_table(*base, pack.pages.entries, o.image) : LayerTable{};
+  pack = pack_data(o, scan, tree, image, diag, progress, base);
   apply_pack_changes(scan, tree, pack);  // files skipped or resized while packed
+}
+
+// An archive build: one pass packs the data in archive order; the implied directories then get the
+// image time, which depends on every other mtime.
+void build_from_archive(const Options& o, ImageWriter& image, Base* base, Diag& diag, Progress& progress,
+                        ScanResult& scan, Tree& tree, PackResult& pack) {
+  progress.start_packing();
+  ArchiveBuild b = read_archive(o, image, base, diag, progress);
+  const Timestamp time = image_time(o, b.scan, b.tree);
+  for (const uint32_t node : b.implied) {
+    b.scan.nodes[node].mtime_sec = time.sec;
+    b.scan.nodes[node].mtime_nsec = time.nsec;
+  }
+  scan = std::move(b.scan);
+  tree = std::move(b.tree);
+  pack = std::move(b.pack);
+}
+
+}  // namespace
+
+Summary make_image(const Options& o, Diag& diag, Progress& progress) {
+  const auto start = std::chrono::steady_clock::now();
+  const bool from_archive = is_archive_source(o);
+  const FileId old = existing_file_id(o.image);
+  ImageWriter image(o.image, o.force);  // first: an unwritable IMAGE fails before a long scan
+  const std::unique_ptr<Base> base = o.base.empty() ? nullptr : std::make_unique<Base>(o);
+  ScanResult scan;
+  Tree tree;
+  PackResult pack;
+  if (from_archive)
+    build_from_archive(o, image, base.get(), diag, progress, scan, tree, pack);
+  else
+    build_from_tree(o, image, old, base.get(), diag, progress, scan, tree, pack);
+  const LayerTable layers = o.layered ? make_layer_table(*base, pack.pages.entries, o.image) : LayerTable{};
   const uint64_t meta_offset = format::align_up(pack.pages.data_end, format::kSectionAlign);
   const Metadata meta = build_metadata(scan, tree, pack);
   // Take what the rest needs from the scan and the per-file lists, then free them before the metadata

@@ -81,7 +81,11 @@ std::string wrap(std::string_view text, size_t width) {
 }  // namespace
 
 void add_options(CLI::App& app, Options& o, bool& all_root) {
-  app.add_option("SOURCE_DIR", o.source, "Directory tree to put in the image")->required();
+  app.add_option("SOURCE", o.source,
+                 "Directory tree to put in the image, or an archive to read in one pass without "
+                 "extracting it: tar, cpio, zip, ... (what libarchive reads; gzip, zstd, xz, bzip2 "
+                 "compressed or not), '-' for standard input")
+      ->required();
   app.add_option("IMAGE", o.image, "Image file to create")->required();
   app.add_option("-l,--level", o.level,
                  "GDeflate level: 1 fastest .. 12 smallest (7: see README, Performance)")
@@ -128,7 +132,8 @@ void add_options(CLI::App& app, Options& o, bool& all_root) {
       ->needs("--layered");
   app.add_option("--exclude", o.excludes,
                  "Leave out entries whose relative path or name matches GLOB (fnmatch; repeatable); "
-                 "an excluded directory is skipped with all its contents")
+                 "an excluded directory is skipped with all its contents (in an archive: members "
+                 "under it)")
       ->type_name("GLOB");
   app.add_flag("--all-root", all_root, "Make every inode owned by uid 0 and gid 0");
   app.add_option("--uid", o.uid, "Make every inode owned by uid N")->type_name("N");
@@ -141,12 +146,16 @@ void add_options(CLI::App& app, Options& o, bool& all_root) {
                "No progress line and no text summary (--json still prints); errors still go to stderr");
   app.add_flag("--json", o.json, "Print the summary as a JSON object");
   app.add_flag("--ignore-errors", o.ignore_errors,
-               "Report files and directories that cannot be read or vanish while mkfs runs, leave them "
-               "out and go on (exit code 2)");
+               "Report files and directories that cannot be read or vanish while mkfs runs (or bad "
+               "archive members), leave them out and go on (exit code 2)");
   app.footer(
       "Reproducible: the image depends only on the tree and the options, never on --threads or the "
       "clock. Its timestamp is SOURCE_DATE_EPOCH if set (which also caps every mtime), else --mtime, "
       "else the newest mtime in the tree, so the same tree gives a byte-identical image.\n"
+      "Archives: members are packed in archive order (one in inode order, breadth-first by name, gives "
+      "the same image as its tree); a leading '/' is stripped, '..' is refused, a later member of the "
+      "same path wins; directories that members imply get mode 0755, owner 0:0 (or --uid/--gid) and "
+      "the image time. Examples: mkfs.gdfs data.tar.zst data.gdfs; tar cf - dir | mkfs.gdfs - data.gdfs\n"
       "Exit codes: 0 ok, 1 error (no image written), 2 usage error or entries skipped by "
       "--ignore-errors (the image was written without them).");
 }

@@ -16,7 +16,7 @@ class App;
 namespace gdfs::mkfs {
 
 struct Options {
-  std::string source;  // SOURCE_DIR
+  std::string source;  // SOURCE: a directory, or an archive file ("-": standard input)
   std::string image;   // IMAGE
   // GDeflate level 1..12. 7, from bench/results/2026-11-21-mkfs-vm.txt: 1.1% smaller than 6 on the Linux
   // tree for 1.4x the time, still under half of mksquashfs's; 8 (near-optimal parsing) is 2.3% smaller

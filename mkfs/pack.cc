@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "base.h"
 #include "diag.h"
@@ -86,27 +87,86 @@ std::string changed_message(const ScanNode& n, uint64_t stored) {
   return s;
 }
 
+bool is_small(const ScanNode& n, uint64_t page) {
+  return S_ISREG(n.mode) && n.size > 0 && n.size <= page;
+}
+
+// The regular files of at most one page, in inode order: the ones the prefetcher reads.
+std::vector<const ScanNode*> small_files(const ScanResult& scan, const Tree& tree, uint64_t page) {
+  std::vector<const ScanNode*> files;
+  for (uint32_t node : tree.order)
+    if (is_small(scan.nodes[node], page)) files.push_back(&scan.nodes[node]);
+  return files;
+}
+
+}  // namespace
+
+// The page logic of the data pass, for both sources of bytes: a file of the tree read through its
+// descriptor (pack_tree), or an archive member's data blocks (pack_stream).
 class Packer {
  public:
-  Packer(const Options& o, const ScanResult& scan, const Tree& tree, ImageWriter& image, Diag& diag,
-         Progress& progress, Base* base)
+  // `small`: the files the prefetcher reads ahead, in the order pack_tree() will take them (none for an
+  // archive build). `base`: the image to reuse pages and tails from (--base), or null.
+  Packer(const Options& o, ImageWriter& image, Diag& diag, Progress& progress,
+         std::vector<const ScanNode*> small, Base* base)
       : o_(o),
         base_(base),
-        scan_(scan),
-        tree_(tree),
         image_(image),
         diag_(diag),
         progress_(progress),
         page_(o.page_size),
-        prefetch_(o, small_files(), o.threads),
+        prefetch_(o, std::move(small), o.threads),
         pipeline_(image, progress, o.level, o.threads, base, o.layered) {}
 
-  PackResult run() {
-    r_.files.resize(tree_.inode_count());
-    for (uint32_t ino = 1; ino <= tree_.inode_count(); ++ino) {
-      const uint32_t node = tree_.order[ino - 1];
-      if (S_ISREG(scan_.nodes[node].mode)) pack_file(ino, node);
+  // A directory build: every regular file of the tree, in inode order.
+  PackResult pack_tree(const ScanResult& scan, const Tree& tree) {
+    r_.files.resize(tree.inode_count());
+    for (uint32_t ino = 1; ino <= tree.inode_count(); ++ino) {
+      const uint32_t node = tree.order[ino - 1];
+      if (S_ISREG(scan.nodes[node].mode)) pack_file(ino, node, scan.nodes[node]);
     }
+    finish_pages();
+    return std::move(r_);
+  }
+
+  // An archive build: one member's data, as it is read. FileData goes to by_node_ and the SparseFile
+  // record names the scan node, until finish_stream() knows the inode numbers.
+  uint64_t pack_stream(uint32_t node, const ScanNode& n, BlockSource& src, std::optional<uint64_t> size) {
+    FileData f;
+    f.first_page = pipeline_.submitted();
+    begin_file(n);
+    uint64_t stored = 0;
+    try {
+      stored = stream_pages(n, src, size, f);
+    } catch (const EntryError&) {
+      forget_file(f);
+      throw;
+    }
+    end_file(node, f);
+    if (by_node_.size() <= node) by_node_.resize(size_t{node} + 1);
+    by_node_[node] = f;
+    ++progress_.files_done;
+    progress_.tick();
+    return stored;
+  }
+
+  PackResult finish_stream(const ScanResult& scan, const Tree& tree) {
+    r_.files.resize(tree.inode_count());
+    for (uint32_t ino = 1; ino <= tree.inode_count(); ++ino) {
+      const uint32_t node = tree.order[ino - 1];
+      if (!S_ISREG(scan.nodes[node].mode)) continue;
+      if (node < by_node_.size()) r_.files[ino - 1] = by_node_[node];
+      ++r_.stats.files;
+      r_.stats.file_bytes += scan.nodes[node].size;
+    }
+    by_node_ = {};
+    keep_live_sparse(tree);
+    finish_pages();
+    return std::move(r_);
+  }
+
+ private:
+  void finish_pages() {
     flush_pack();
     if (base_) send_base_pack();
     r_.pages = pipeline_.finish();
@@ -114,32 +174,22 @@ class Packer {
       if (f.tail_entry != format::kNone)
         f.tail_entry = f.tail_entry & kBasePack ? base_pack_entries_[f.tail_entry & ~kBasePack]
                                                 : pack_entries_[f.tail_entry];
-    return std::move(r_);
   }
 
- private:
-  // The regular files of at most one page, in inode order: the ones the prefetcher reads.
-  std::vector<const ScanNode*> small_files() const {
-    std::vector<const ScanNode*> files;
-    for (uint32_t node : tree_.order) {
-      const ScanNode& n = scan_.nodes[node];
-      if (is_small(n)) files.push_back(&n);
-    }
-    return files;
+  void begin_file(const ScanNode& n) {
+    file_codec_ = page::codec_for(o_.codec_rules, n.path, o_.codec);
+    file_runs_ = r_.runs.size();
+    file_holes_ = 0;
   }
-  bool is_small(const ScanNode& n) const { return S_ISREG(n.mode) && n.size > 0 && n.size <= page_; }
 
-  void pack_file(uint32_t ino, uint32_t node) {
-    const ScanNode& n = scan_.nodes[node];
+  void pack_file(uint32_t ino, uint32_t node, const ScanNode& n) {
     FileData& f = r_.files[ino - 1];
     f.first_page = pipeline_.submitted();
     Packed packed;
     if (n.size > 0) {
-      file_codec_ = page::codec_for(o_.codec_rules, n.path, o_.codec);
-      file_runs_ = r_.runs.size();
-      file_holes_ = 0;
+      begin_file(n);
       try {
-        packed = is_small(n) ? pack_small(f) : pack_pages(n, f);
+        packed = is_small(n, page_) ? pack_small(f) : pack_pages(n, f);
       } catch (const EntryError& e) {
         forget_file(f);
         r_.skipped.push_back(node);
@@ -185,9 +235,7 @@ class Packer {
     const UniqueFd fd(open_source(o_, n, size_now));
     const uint64_t size = std::min(n.size, size_now);
     const uint64_t npages = format::page_count_of(size, page_log2(o_));
-    if (npages > UINT32_MAX)
-      throw EntryError(quote_path(n.path) + " is too large: more than 2^32 - 1 pages of " +
-                       std::to_string(page_) + " bytes");
+    if (npages > UINT32_MAX) throw EntryError(too_large(n));
     ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
     uint64_t data_end = 0;  // end of the data extent the current page is in
     for (uint64_t page = 0; page < npages; ++page) {
@@ -225,6 +273,96 @@ class Packer {
     return {page * page_ + got, true};
   }
 
+  // The pages of an archive member. Blocks fill spare_->raw, the page at `pos` (the bytes placed so far,
+  // data and holes); whole pages between blocks become holes without being filled.
+  uint64_t stream_pages(const ScanNode& n, BlockSource& src, std::optional<uint64_t> size, FileData& f) {
+    const uint64_t limit = std::min(size.value_or(UINT64_MAX), (uint64_t{UINT32_MAX} << page_log2(o_)));
+    if (size && *size > limit) throw EntryError(too_large(n));
+    spare_->raw.clear();
+    uint64_t pos = 0;
+    BlockSource::Block b;
+    while (src.next(b)) {
+      if (b.offset < pos) throw EntryError(quote_path(n.path) + ": data blocks out of order");
+      if (b.offset > limit || b.size > limit - b.offset)
+        throw EntryError(size ? quote_path(n.path) + ": more data than its size" : too_large(n));
+      stream_zeros(b.offset, pos, f);
+      stream_bytes(b.data, b.size, pos, f);
+      progress_.tick();
+    }
+    const uint64_t end = size.value_or(pos);
+    stream_zeros(end, pos, f);
+    if (!spare_->raw.empty()) place_page((pos - 1) / page_, f);
+    spare_->raw.clear();
+    return end;
+  }
+
+  std::string too_large(const ScanNode& n) const {
+    return quote_path(n.path) + " is too large: more than 2^32 - 1 pages of " + std::to_string(page_) +
+           " bytes";
+  }
+
+  // Appends bytes to the page being filled, placing each page as it fills up.
+  void stream_bytes(const uint8_t* p, size_t n, uint64_t& pos, FileData& f) {
+    progress_.bytes_in += n;
+    while (n > 0) {
+      const size_t take = std::min<size_t>(n, page_ - spare_->raw.size());
+      spare_->raw.insert(spare_->raw.end(), p, p + take);
+      p += take, n -= take, pos += take;
+      if (spare_->raw.size() == page_) next_stream_page(pos, f);
+    }
+  }
+
+  // Zeros up to `to`: the rest of the page being filled, whole hole pages, then the start of a page.
+  void stream_zeros(uint64_t to, uint64_t& pos, FileData& f) {
+    if (to <= pos) return;
+    progress_.bytes_in += to - pos;
+    if (!spare_->raw.empty()) {
+      const size_t fill = static_cast<size_t>(std::min<uint64_t>(to - pos, page_ - spare_->raw.size()));
+      spare_->raw.resize(spare_->raw.size() + fill, 0);
+      pos += fill;
+      if (spare_->raw.size() < page_) return;
+      next_stream_page(pos, f);
+    }
+    if (const uint64_t whole = (to - pos) / page_; whole > 0) {
+      add_holes(pos / page_, whole);
+      pos += whole * page_;
+    }
+    spare_->raw.resize(static_cast<size_t>(to - pos), 0);
+    pos = to;
+  }
+
+  // The full page ending at `pos` is in spare_->raw: place it and start the next one.
+  void next_stream_page(uint64_t pos, FileData& f) {
+    place_page(pos / page_ - 1, f);
+    spare_->raw.clear();  // a submitted page left a fresh job here; a hole or a tail left the bytes
+  }
+
+  // An archive build's SparseFile records name scan nodes, and a node packed twice has two: keep each
+  // image file's latest, renumbered to its inode, sorted by inode as the format wants, with its runs
+  // copied in that order (runs of superseded or skipped data are dropped).
+  void keep_live_sparse(const Tree& tree) {
+    std::vector<format::SparseFile> kept;
+    std::unordered_set<uint32_t> seen;
+    r_.stats.hole_pages = 0;
+    for (auto it = r_.sparse.rbegin(); it != r_.sparse.rend(); ++it) {
+      const uint32_t node = it->ino;
+      if (!seen.insert(node).second || tree.ino_of[node] == 0) continue;
+      if (!r_.files[tree.ino_of[node] - 1].sparse) continue;  // its latest data has no holes
+      kept.push_back(*it);
+      kept.back().ino = tree.ino_of[node];
+      r_.stats.hole_pages += it->hole_pages;
+    }
+    std::sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) { return a.ino < b.ino; });
+    std::vector<format::HoleRun> runs;
+    for (format::SparseFile& s : kept) {
+      const auto first = r_.runs.begin() + s.first_run;
+      s.first_run = static_cast<uint32_t>(runs.size());
+      runs.insert(runs.end(), first, first + s.run_count);
+    }
+    r_.sparse = std::move(kept);
+    r_.runs = std::move(runs);
+  }
+
   // Page `page` of the current file, in spare_->raw: a hole, the tail, or a page job.
   void place_page(uint64_t page, FileData& f) {
     if (all_zero(spare_->raw.data(), spare_->raw.size()))
@@ -235,7 +373,7 @@ class Packer {
       submit_page();
   }
 
-  // The current file's SparseFile record, when it has holes.
+  // The current file's SparseFile record, when it has holes. `ino` is the scan node in an archive build.
   void end_file(uint32_t ino, FileData& f) {
     if (file_holes_ > 0) {
       if (r_.runs.size() > UINT32_MAX) throw MkfsError("too many hole runs in the tree");
@@ -388,13 +526,12 @@ class Packer {
 
   const Options& o_;
   Base* base_;  // --base, or null
-  const ScanResult& scan_;
-  const Tree& tree_;
   ImageWriter& image_;
   Diag& diag_;
   Progress& progress_;
   const uint64_t page_;
   PackResult r_;
+  std::vector<FileData> by_node_;  // an archive build's FileData, by scan node
 
   std::unique_ptr<PageJob> spare_ = std::make_unique<PageJob>();  // the page being read
   page::CodecChoice file_codec_ = page::CodecChoice::kGDeflate;   // the current file's codec
@@ -404,8 +541,9 @@ class Packer {
 
   std::vector<uint8_t> pack_;           // the current tail pack
   std::vector<uint32_t> pack_entries_;  // tail pack ordinal -> page table index
-  // Tail packs of the base: a FileData::tail_entry of kBasePack | i names base_pack_entries_[i] until run()
-  // ends (ordinals of this image's own packs are handed out while a pack fills, so the two cannot share).
+  // Tail packs of the base: a FileData::tail_entry of kBasePack | i names base_pack_entries_[i] until
+  // finish_pages() ends (ordinals of this image's own packs are handed out while a pack fills, so the two
+  // cannot share).
   static constexpr uint32_t kBasePack = 1u << 31;
   std::vector<uint32_t> base_pack_entries_;
   std::unordered_map<uint32_t, uint32_t> base_packs_;  // base entry -> index in base_pack_entries_
@@ -423,11 +561,23 @@ class Packer {
   Pipeline pipeline_;
 };
 
-}  // namespace
-
 PackResult pack_data(const Options& o, const ScanResult& scan, const Tree& tree, ImageWriter& image,
                      Diag& diag, Progress& progress, Base* base) {
-  return Packer(o, scan, tree, image, diag, progress, base).run();
+  return Packer(o, image, diag, progress, small_files(scan, tree, o.page_size), base).pack_tree(scan, tree);
+}
+
+StreamPacker::StreamPacker(const Options& o, ImageWriter& image, Diag& diag, Progress& progress, Base* base)
+    : p_(std::make_unique<Packer>(o, image, diag, progress, std::vector<const ScanNode*>{}, base)) {}
+
+StreamPacker::~StreamPacker() = default;
+
+uint64_t StreamPacker::pack(uint32_t node, const ScanNode& n, BlockSource& src,
+                            std::optional<uint64_t> size) {
+  return p_->pack_stream(node, n, src, size);
+}
+
+PackResult StreamPacker::finish(const ScanResult& scan, const Tree& tree) {
+  return p_->finish_stream(scan, tree);
 }
 
 void apply_pack_changes(ScanResult& scan, Tree& tree, PackResult& pack) {

@@ -1,4 +1,6 @@
-// The data pass: reads every regular file once, in inode order, and turns it into pages.
+// The data pass: reads every regular file once and turns it into pages. A directory build reads the
+// files in inode order (pack_data); an archive build packs each member as the archive delivers it
+// (StreamPacker), so its data is in archive order.
 //
 // Logical page i of a file covers [i*P, min(size, (i+1)*P)). A page of zeros (a hole, or real zero
 // bytes) gets no PageEntry and goes into the file's hole runs instead; holes are found with
@@ -14,7 +16,10 @@
 // against the earlier pack read back from the image).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -72,5 +77,48 @@ PackResult pack_data(const Options& o, const ScanResult& scan, const Tree& tree,
 // left out of their directories, and the inodes renumbered without them (FileData and SparseFile
 // records follow). Removing files keeps the order of the others, so the data stays in inode order.
 void apply_pack_changes(ScanResult& scan, Tree& tree, PackResult& pack);
+
+// A regular file's bytes as an archive hands them over: data blocks at increasing offsets; the bytes
+// between blocks, and after the last one up to the file's size, are holes.
+class BlockSource {
+ public:
+  struct Block {
+    uint64_t offset = 0;
+    const uint8_t* data = nullptr;
+    size_t size = 0;
+  };
+  virtual ~BlockSource() = default;
+  // The next block, valid until the next call; false after the last. Throws EntryError when the data
+  // cannot be read.
+  virtual bool next(Block& b) = 0;
+};
+
+class Packer;
+
+// The data pass of an archive build. Files come in archive order and each is packed as it is read,
+// with the same page, hole, tail and dedupe rules as pack_data; FileData is kept by scan node until the
+// archive ends and the inodes are numbered.
+class StreamPacker {
+ public:
+  // `base`: as for pack_data.
+  StreamPacker(const Options& o, ImageWriter& image, Diag& diag, Progress& progress, Base* base = nullptr);
+  ~StreamPacker();
+  StreamPacker(const StreamPacker&) = delete;
+  StreamPacker& operator=(const StreamPacker&) = delete;
+
+  // Packs the data of scan node `node` (`n`) from `src`, replacing any data packed for it before (a
+  // hard link that carries the data again, as cpio writes them). Returns the file's size: `size` when
+  // the archive declares one (a trailing hole included), else the end of the data. Throws EntryError
+  // if the data cannot be read, and then the node keeps what it had.
+  uint64_t pack(uint32_t node, const ScanNode& n, BlockSource& src, std::optional<uint64_t> size);
+
+  // After the last member, with the inodes numbered: the page table, and FileData and SparseFile
+  // records by inode. Data packed for members that were superseded or skipped stays in the page table
+  // unreferenced.
+  PackResult finish(const ScanResult& scan, const Tree& tree);
+
+ private:
+  std::unique_ptr<Packer> p_;
+};
 
 }  // namespace gdfs::mkfs

@@ -156,16 +156,9 @@ class Scanner {
     nodes()[dir].skipped = true;
   }
 
-  bool excluded(const std::string& rel, const std::string& name) const {
-    for (const std::string& glob : o_.excludes)
-      if (::fnmatch(glob.c_str(), rel.c_str(), 0) == 0 || ::fnmatch(glob.c_str(), name.c_str(), 0) == 0)
-        return true;
-    return false;
-  }
-
   void add_child(uint32_t dir, int dir_fd, std::string name) {
     std::string rel = text::join_path(nodes()[dir].path, name);
-    if (excluded(rel, name)) return;
+    if (is_excluded(o_, rel, name)) return;
     if (name.size() > format::kMaxNameLen)
       return diag_.skip_entry(std::string("name too long: ") + quote_path(rel));
     if (const int error = source_fault(SourceOp::kStat, rel))
@@ -215,7 +208,7 @@ class Scanner {
     n.gid = o_.gid.value_or(st.st_gid);
     n.dev = st.st_dev;
     n.ino = st.st_ino;
-    set_mtime(n, st.st_mtim.tv_sec, static_cast<uint32_t>(st.st_mtim.tv_nsec));
+    set_mtime(o_, n, st.st_mtim.tv_sec, static_cast<uint32_t>(st.st_mtim.tv_nsec));
     const std::string path = full_path(o_, n.path);
     switch (st.st_mode & S_IFMT) {
       case S_IFREG: {
@@ -244,18 +237,6 @@ class Scanner {
         return diag_.skip_entry(std::string("unsupported file type: ") + quote_path(n.path)), false;
     }
     return read_xattrs(XattrSource{path, -1}, n);
-  }
-
-  // --mtime wins; otherwise SOURCE_DATE_EPOCH caps every mtime (reproducible-builds.org).
-  void set_mtime(ScanNode& n, int64_t sec, uint32_t nsec) const {
-    if (o_.mtime) {
-      sec = *o_.mtime, nsec = 0;
-    } else if (o_.source_date_epoch &&
-               (sec > *o_.source_date_epoch || (sec == *o_.source_date_epoch && nsec))) {
-      sec = *o_.source_date_epoch, nsec = 0;
-    }
-    n.mtime_sec = sec;
-    n.mtime_nsec = nsec;
   }
 
   bool read_xattrs(const XattrSource& from, ScanNode& n) {
@@ -290,6 +271,23 @@ class Scanner {
 };
 
 }  // namespace
+
+void set_mtime(const Options& o, ScanNode& n, int64_t sec, uint32_t nsec) {
+  if (o.mtime) {
+    sec = *o.mtime, nsec = 0;
+  } else if (o.source_date_epoch && (sec > *o.source_date_epoch || (sec == *o.source_date_epoch && nsec))) {
+    sec = *o.source_date_epoch, nsec = 0;
+  }
+  n.mtime_sec = sec;
+  n.mtime_nsec = nsec;
+}
+
+bool is_excluded(const Options& o, const std::string& rel, const std::string& name) {
+  for (const std::string& glob : o.excludes)
+    if (::fnmatch(glob.c_str(), rel.c_str(), 0) == 0 || ::fnmatch(glob.c_str(), name.c_str(), 0) == 0)
+      return true;
+  return false;
+}
 
 std::string full_path(const Options& o, const std::string& rel) {
   // The trailing "/" makes the l*() calls on the root follow it if SOURCE_DIR is a symlink to a

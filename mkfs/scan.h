@@ -58,6 +58,13 @@ struct FileId {
 // readable directory.
 ScanResult scan_tree(const Options& o, Diag& diag, Progress& progress, const std::vector<FileId>& exclude);
 
+// Sets a node's mtime from the source's: --mtime wins; otherwise SOURCE_DATE_EPOCH caps it
+// (reproducible-builds.org).
+void set_mtime(const Options& o, ScanNode& n, int64_t sec, uint32_t nsec);
+
+// Whether --exclude leaves out the entry at relative path `rel`, whose last component is `name`.
+bool is_excluded(const Options& o, const std::string& rel, const std::string& name);
+
 // The path to hand to system calls for a node's relative path.
 std::string full_path(const Options& o, const std::string& rel);
 

@@ -17,7 +17,8 @@ ensure_packages() {
 
 # Build dependencies of the default (CPU) build, its tests and its tools; the Python module (pybind11,
 # the headers) and its tests (pytest, numpy). libcurl (OpenSSL flavour) gives the reader remote images
-# (http, https, s3); without it they are refused with a message.
+# (http, https, s3); without it they are refused with a message. libarchive gives mkfs.gdfs its
+# archive sources (tar, cpio, zip, ...), and the archive tests their writer.
 GDFS_BUILD_PACKAGES=(cmake g++ make pkg-config libcli11-dev libgtest-dev libdeflate-dev zlib1g-dev
                      libxxhash-dev nlohmann-json3-dev libcurl4-openssl-dev
                      # gdfs-inspect extract --archive (libarchive); its tests read back with bsdtar and cpio

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Seeds for fuzz_archive: one tiny tree (a small file, a few pages with a tail, a hole, a symlink, a
+# hard link, nested dirs) as a ustar tar, a GNU tar with a sparse member, a tar.gz, a zip and a newc
+# cpio, each a few KiB. The committed copies in regressions/fuzz_archive/ were made by this script;
+# a format whose tool is missing is left out.
+# Usage: make_archive_seeds.sh OUTDIR
+set -euo pipefail
+out=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+t=$work/tree
+mkdir -p "$t/dir/sub" "$out"
+printf 'hello\n' >"$t/small"
+seq 1 1500 >"$t/dir/numbers"              # a page and a tail at 4 KiB pages
+{ printf 'a'; head -c 9000 /dev/zero; printf 'z'; } >"$t/dir/sub/holes"
+truncate -s 20000 "$t/sparse"
+printf 'middle' | dd of="$t/sparse" bs=1 seek=12000 conv=notrunc status=none
+ln -s small "$t/link"
+ln "$t/small" "$t/dir/hardlink"
+find "$t" -exec touch -h -d @1700000000 {} +
+tar_opts=(-C "$t" --sort=name --owner=0 --group=0 --numeric-owner -b 1)
+tar "${tar_opts[@]}" --format=ustar -cf "$out/tree.tar" .
+tar "${tar_opts[@]}" --format=gnu --sparse -cf "$out/sparse-gnu.tar" sparse small
+tar "${tar_opts[@]}" --format=pax --pax-option=delete=atime,delete=ctime -cf - . | gzip -9n >"$out/tree.tar.gz"
+if command -v cpio >/dev/null; then
+  (cd "$t" && find . | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0) >"$out/tree.cpio"
+fi
+python3 - "$t" "$out/tree.zip" <<'PY'
+import os, sys, zipfile
+root, dest = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as z:
+    for d, dirs, files in sorted(os.walk(root)):
+        dirs.sort()
+        for name in sorted(files):
+            p = os.path.join(d, name)
+            if not os.path.islink(p):
+                z.write(p, os.path.relpath(p, root))
+PY
