@@ -137,19 +137,37 @@ void expect_matches_image(const Image& img, const ReadArchive& got, const Kind& 
                           const std::string& what) {
   std::set<std::string> seen;
   std::map<uint32_t, std::vector<std::string>> names;  // hardlinked inode -> its names, in walk order
+  // The root is "./".
+  if (const auto root = got.find("."); root != got.end()) {
+    seen.insert(".");
+    EXPECT_EQ(root->second.type, format::kTypeDir) << what;
+    EXPECT_EQ(root->second.perm, img.attr(format::kRootIno).mode & 07777u) << what;
+    EXPECT_EQ(root->second.mtime, img.attr(format::kRootIno).mtime_sec) << what;
+  } else {
+    ADD_FAILURE() << what << ": no ./ entry";
+  }
+  struct Visit {
+    uint32_t ino;
+    std::string path;
+  };
+  std::vector<Visit> order;  // the walk's order: depth first, each directory's entries by name
   inspect::walk(img, format::kRootIno, "", [&](const inspect::Entry& e) {
+    order.push_back({e.ino, e.path});
+    return true;
+  });
+  for (const Visit& e : order) [&] {
     const std::string path(e.path);
     const format::Attr& at = img.attr(e.ino);
     const uint32_t type = at.mode & format::kTypeMask;
     const bool special = type == format::kTypeFifo || type == format::kTypeChr || type == format::kTypeBlk;
     if (special && !kind.specials) {
       EXPECT_FALSE(got.contains(path)) << what << ": " << path;
-      return true;
+      return;
     }
     const auto it = got.find(path);
     if (it == got.end()) {
       ADD_FAILURE() << what << ": " << path << " is missing";
-      return true;
+      return;
     }
     seen.insert(path);
     const ReadEntry& x = it->second;
@@ -183,8 +201,7 @@ void expect_matches_image(const Image& img, const ReadArchive& got, const Kind& 
       EXPECT_EQ(x.size, static_cast<int64_t>(img.inode(e.ino).size)) << where;
       EXPECT_TRUE(x.data == contents(img, e.ino)) << where << ": contents differ";
     }
-    return true;
-  });
+  }();
   // Hardlinks: tar gives the data to the first name and makes the others hardlinks to it; newc cpio gives
   // it to one name; zip to every name. Whatever names hold data hold exactly the file's bytes.
   for (const auto& [ino, group] : names) {
@@ -352,7 +369,7 @@ TEST(ExtractArchiveSockets, TarLeavesThemOutCpioKeepsThem) {
   EXPECT_NE(r.err.find("1 entries left out"), std::string::npos) << r.err;
   ReadArchive got;
   ASSERT_EQ(read_file_archive(dir / "s.tar", got), "");
-  EXPECT_EQ(got.size(), 1u);
+  EXPECT_EQ(got.size(), 2u);  // ./ and f
   EXPECT_TRUE(got.contains("f"));
   r = run_inspect({"extract", dir / "img", "--archive", dir / "s.cpio"});
   ASSERT_EQ(r.code, 0) << r.err;
@@ -387,7 +404,8 @@ TEST_F(ExtractArchive, PathSelectsASubtreeOrOneFile) {
   ASSERT_EQ(r.code, 0) << r.err;
   ReadArchive got;
   ASSERT_EQ(read_memory_archive(r.out, got), "");
-  EXPECT_EQ(got.size(), 4u);  // f, f/deep, up, hard2
+  EXPECT_EQ(got.size(), 5u);  // ./, f, f/deep, up, hard2
+  EXPECT_TRUE(got.contains("."));
   ASSERT_TRUE(got.contains("f/deep"));
   EXPECT_TRUE(got.at("hard2").hardlink.empty());  // its other names are not in the archive: it has the data
   EXPECT_EQ(got.at("hard2").data.size(), 70000u);
@@ -399,8 +417,9 @@ TEST_F(ExtractArchive, PathSelectsASubtreeOrOneFile) {
   EXPECT_EQ(got.at("multi").data.size(), 3u * 65536 + 100);
 }
 
-// GNU tar and bsdtar unpack the pax archive into the source tree (the root directory itself is not an
-// entry, so its own mtime is not compared).
+// GNU tar and bsdtar unpack the pax archive into the source tree (the root directory is "./", which
+// the tools apply to the folder they unpack into; its mtime is not compared, as compare_trees does not
+// compare the roots).
 TEST_F(ExtractArchive, TarToolsUnpackTheSourceTree) {
   const std::string tar = *dir_ / "tools.tar";
   ASSERT_EQ(run_inspect({"extract", image_, "--archive", tar}).code, 0);
@@ -502,6 +521,8 @@ TEST(ExtractArchiveSparse, PaxKeepsAGibibyteHoleOut) {
   auto a = new_reader();
   ASSERT_EQ(archive_read_open_filename(a.get(), (dir / "big.tar").c_str(), 65536), ARCHIVE_OK);
   archive_entry* e = nullptr;
+  ASSERT_EQ(archive_read_next_header(a.get(), &e), ARCHIVE_OK);
+  EXPECT_STREQ(archive_entry_pathname(e), "./");  // the root comes first
   ASSERT_EQ(archive_read_next_header(a.get(), &e), ARCHIVE_OK);
   EXPECT_EQ(archive_entry_size(e), 1l << 30);
   // The data blocks: one page at 512 MiB, its first bytes the file's.

@@ -66,6 +66,19 @@ TEST_F(ArchiveEdge, ArchiveInInodeOrderGivesTheSameImage) {
   EXPECT_TRUE(same_bytes(*dir_ / "dir.gdfs", *dir_ / "ordered.gdfs"));
 }
 
+// image -> tar -> image -> tar: extract --archive keeps everything a pax archive holds (the root as
+// "./" included), so the image built from its archive gives back the same archive, byte for byte.
+TEST_F(ArchiveEdge, ImageToTarToImageToTarIsTheSameTar) {
+  CliResult x = run_inspect({"extract", *dir_ / "dir.gdfs", "--archive", *dir_ / "one.tar"});
+  ASSERT_EQ(x.code, 0) << x.err;
+  CliResult r = run_mkfs({"-q", *dir_ / "one.tar", *dir_ / "one.gdfs"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  x = run_inspect({"extract", *dir_ / "one.gdfs", "--archive", *dir_ / "two.tar"});
+  ASSERT_EQ(x.code, 0) << x.err;
+  EXPECT_TRUE(same_bytes(*dir_ / "one.tar", *dir_ / "two.tar"));
+  EXPECT_GT(fs::file_size(*dir_ / "one.tar"), 0u);
+}
+
 // Reversed: every child before its directory (implied first, named later) and data in reverse inode
 // order. Compressed too, and read from standard input.
 TEST_F(ArchiveEdge, ArchiveInAnyOrderReadsTheSame) {

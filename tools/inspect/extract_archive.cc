@@ -300,12 +300,16 @@ class TempArchive {
   bool committed_ = false;
 };
 
-// Adds PATH's entries: a directory's contents (PATH itself is not an entry, as with extract to DIR,
-// whose contents they become), or the single entry PATH under its own name.
+// Adds PATH's entries: a directory as "./" (its mode, owner, mtime and xattrs, as `tar -C DIR .` writes
+// it), then its contents depth first, each directory's entries in name order. Depth first, not the
+// image's breadth-first inode order, because GNU tar restores a directory's mtime once it meets an entry
+// outside it: in breadth-first order it would restore it too early, unless run with
+// --delay-directory-restore.
 void add_entries(const Image& img, const std::string& path, ArchiveBuilder& b) {
   const uint32_t ino = resolve_path(img, path);
   const std::string source = path.starts_with('/') ? path : "/" + path;
   if (img.type(ino) == format::kTypeDir) {
+    b.add(ino, "./", source);
     walk(img, ino, "", [&](const Entry& e) {
       b.add(e.ino, e.path, join_path(source, e.path));
       return true;
