@@ -19,11 +19,13 @@ namespace {
 // layer table of the new image lists images of OLD's chain, identified by their superblock checksum.
 std::vector<uint32_t> chain_index(std::span<const uint8_t> layers, const Base* base) {
   std::vector<uint32_t> out{0};
-  for (size_t at = 0; base && at + sizeof(format::LayerRef) <= layers.size();
-       at += sizeof(format::LayerRef)) {
+  // The records come first, and the first hint right after them: its offset gives their count.
+  format::LayerRef first{};
+  if (base && layers.size() >= sizeof first) std::memcpy(&first, layers.data(), sizeof first);
+  const size_t records = std::min<size_t>(first.hint / sizeof first, layers.size() / sizeof first);
+  for (size_t k = 0; k < records; ++k) {
     format::LayerRef ref;
-    std::memcpy(&ref, layers.data() + at, sizeof ref);
-    if (ref.hint_len == 0) break;  // past the records: the hints
+    std::memcpy(&ref, layers.data() + k * sizeof ref, sizeof ref);
     uint32_t j = ref.sb_checksum == base->image().superblock().sb_checksum ? 0 : format::kNone;
     for (size_t i = 0; i < base->image().layers().size() && j == format::kNone; ++i)
       if (base->image().layers()[i].ref.sb_checksum == ref.sb_checksum) j = static_cast<uint32_t>(i + 1);

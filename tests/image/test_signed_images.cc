@@ -277,6 +277,18 @@ TEST_F(SignedImages, ALayeredImageProtectsItsBasePages) {
   ASSERT_EQ(img->layers().size(), 1u);
   for (const char* f : {"/f", "/g", "/d/text", "/new"})
     EXPECT_EQ(read_all(*img, f).first, slurp(dir_ / "a" + std::string(f))) << f;
+  // A chain of two, the second base under a name longer than a layer record: a signed v3 covers both.
+  const std::string long_name = "v2-" + std::string(80, 'x') + ".gdfs";
+  fs::copy_file(dir_ / "v2.gdfs", dir_ / long_name);
+  write_random(dir_ / "a/newer", kPage, 10);
+  ASSERT_EQ(run_mkfs({"-q", dir_ / "a", dir_ / "v3.gdfs", "--base", dir_ / long_name, "--layered", "--sign",
+                      a_.priv})
+                .code,
+            0);
+  auto v3 = open_with(dir_ / "v3.gdfs", a_.pub);
+  EXPECT_EQ(v3->layers().size(), 2u);
+  for (const char* f : {"/f", "/new", "/newer"})
+    EXPECT_EQ(read_all(*v3, f).first, slurp(dir_ / "a" + std::string(f))) << f;
   // The base's page of /g replaced by /f's (a valid page of the same size), its superblock untouched.
   auto base = Image::open(dir_ / "v1.gdfs");
   const format::PageEntry& ef = base->pages()[base->page_ref(base->resolve("/f"), 0).entry];
