@@ -193,7 +193,7 @@ PageStatus Image::read_page(uint64_t entry, PageDecoder& dec, uint8_t* out) cons
   uint8_t* stored = dec.stored_buffer(e.csize);
   if (!read_stored(e, stored)) return PageStatus::kIoError;
   if (!stored_ok(entry, stored)) return PageStatus::kDigest;
-  return dec.decode(e, stored, out);
+  return dec.decode(e, stored, out, trusted_);
 }
 
 size_t Image::read(uint32_t ino, uint64_t offset, size_t len, uint8_t* out, PageDecoder& dec) const {
@@ -239,7 +239,7 @@ size_t Image::read(uint32_t ino, uint64_t offset, size_t len, uint8_t* out, Page
       const PageStatus st = !got.ok ? PageStatus::kIoError
                             : !stored_ok(ref.entry, got.dst)
                                 ? PageStatus::kDigest
-                                : dec.decode(pages_[ref.entry], got.dst, page.data());
+                                : dec.decode(pages_[ref.entry], got.dst, page.data(), trusted_);
       if (st != PageStatus::kOk) throw ImageError(describe(ino, i, page_status_message(st)));
       std::memcpy(dst, page.data() + ref.offset + (lo - i * ps), hi - lo);
     }
