@@ -136,16 +136,18 @@ void ImageWriter::read_at(uint64_t offset, void* data, size_t n) const {
 }
 
 void ImageWriter::commit(format::Superblock sb, std::span<const uint8_t> meta,
-                         std::span<const uint8_t> layers) {
+                         std::span<const uint8_t> layers, std::span<const uint8_t> signature) {
   write_at(sb.meta_offset, meta.data(), meta.size());
   if (!layers.empty()) write_at(sb.layers_offset, layers.data(), layers.size());
+  if (!signature.empty()) write_at(sb.sig_offset, signature.data(), signature.size());
   std::vector<uint8_t> head(format::kDataOffset, 0);
   sb.sb_checksum = 0;
   std::memcpy(head.data(), &sb, sizeof sb);
   sb.sb_checksum = checksum64(head.data(), offsetof(format::Superblock, sb_checksum));
   std::memcpy(head.data(), &sb, sizeof sb);
   write_at(0, head.data(), head.size());
-  if (::ftruncate(fd_.get(), static_cast<off_t>(sb.image_size)) != 0) throw_io("resize", temp_, errno);
+  const uint64_t end = signature.empty() ? sb.image_size : sb.sig_offset + sb.sig_size;  // FORMAT.md 7.1
+  if (::ftruncate(fd_.get(), static_cast<off_t>(end)) != 0) throw_io("resize", temp_, errno);
   if (::fchmod(fd_.get(), 0644) != 0) throw_io("set the mode of", temp_, errno);
   if (::fsync(fd_.get()) != 0) throw_io("sync", temp_, errno);
   if (::close(fd_.release()) != 0) throw_io("write", temp_, errno);  // a deferred write can fail here

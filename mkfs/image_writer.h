@@ -31,8 +31,10 @@ class ImageWriter {
 
   // Writes the metadata region at `meta_offset`, then the superblock (its sb_checksum filled in here)
   // with zeros up to kDataOffset, syncs, and renames the file to IMAGE.
-  // A layered image's layer region, when not empty, goes at sb.layers_offset.
-  void commit(format::Superblock sb, std::span<const uint8_t> meta, std::span<const uint8_t> layers = {});
+  // A layered image's layer region, when not empty, goes at sb.layers_offset, and a signed image's
+  // signature region at sb.sig_offset.
+  void commit(format::Superblock sb, std::span<const uint8_t> meta, std::span<const uint8_t> layers = {},
+              std::span<const uint8_t> signature = {});
 
   FileId temp_id() const;  // the temporary file, which the tree walk must not pick up
 

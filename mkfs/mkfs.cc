@@ -16,6 +16,7 @@
 #include "metadata.h"
 #include "pack.h"
 #include "scan.h"
+#include "sign.h"
 #include "tree.h"
 
 namespace gdfs::mkfs {
@@ -182,10 +183,14 @@ Summary make_image(const Options& o, Diag& diag, Progress& progress) {
   pack.runs = {};
   malloc_trim(0);  // hand the freed small blocks back: the encoder's large buffers are fresh mappings
   const meta::Encoded stored = meta::encode(meta.bytes, meta.sections, metadata_level(o), o.threads);
-  const format::Superblock sb = make_superblock(o, time, tree, pack, meta, stored, meta_offset, layers);
-  image.commit(sb, stored.region, layers.region);
+  format::Superblock sb = make_superblock(o, time, tree, pack, meta, stored, meta_offset, layers);
+  const std::vector<uint8_t> signature = o.sign_key.empty()
+                                             ? std::vector<uint8_t>{}
+                                             : sign_image(o.sign_key, sb, stored.region, layers.region,
+                                                          pack.pages.entries, image, base.get(), o.threads);
+  image.commit(sb, stored.region, layers.region, signature);
 
-  s.image_bytes = sb.image_size;
+  s.image_bytes = sb.image_size + (signature.empty() ? 0 : sb.sig_offset - sb.image_size + sb.sig_size);
   s.metadata_bytes = sb.meta_size;
   s.skipped = diag.skipped();
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -130,6 +130,10 @@ void add_options(CLI::App& app, Options& o, bool& all_root) {
                  "relative to IMAGE's folder, or a URL's last component)")
       ->type_name("NAME")
       ->needs("--layered");
+  app.add_option("--sign", o.sign_key,
+                 "Sign the image with KEY, a PEM Ed25519 private key (openssl genpkey -algorithm ed25519): "
+                 "readers given its public key (trusted_key) check every page against the signature")
+      ->type_name("KEY");
   app.add_option("--exclude", o.excludes,
                  "Leave out entries whose relative path or name matches GLOB (fnmatch; repeatable); "
                  "an excluded directory is skipped with all its contents (in an archive: members "

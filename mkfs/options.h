@@ -32,6 +32,7 @@ struct Options {
   std::string base;       // --base OLD: reuse its pages
   bool layered = false;   // --layered: refer to OLD's pages instead of copying them
   std::string base_hint;  // --base-hint: OLD's location as readers of IMAGE find it
+  std::string sign_key;   // --sign KEY: a PEM Ed25519 private key (FORMAT.md 7.1)
 
   std::vector<std::string> excludes;         // fnmatch patterns against the relative path and the basename
   std::optional<uint32_t> uid, gid;          // owner overrides (--all-root sets both to 0 unless given)

@@ -20,7 +20,9 @@ ensure_packages() {
 # (http, https, s3); without it they are refused with a message. libarchive gives mkfs.gdfs its
 # archive sources (tar, cpio, zip, ...), and the archive tests their writer.
 GDFS_BUILD_PACKAGES=(cmake g++ make pkg-config libcli11-dev libgtest-dev libdeflate-dev zlib1g-dev
-                     libxxhash-dev nlohmann-json3-dev libcurl4-openssl-dev
+                     libxxhash-dev nlohmann-json3-dev libcurl4-openssl-dev libssl-dev
+                     # signed images: libcrypto; the tests and bench/run-sign make keys with openssl
+                     openssl
                      # gdfs-inspect extract --archive (libarchive); its tests read back with bsdtar and cpio
                      libarchive-dev libarchive-tools cpio
                      pybind11-dev python3-dev python3-pytest python3-numpy

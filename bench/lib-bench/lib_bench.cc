@@ -291,7 +291,7 @@ int usage() {
       "usage: gdfs-lib-bench lib IMAGE | mount DIR  [--workload tree,big,rand4k,rand64k,batch,rand]\n"
       "                      [--threads N] [--seconds S] [--verify SOURCE_DIR] [--size BYTES]\n"
       "                      lib only: [--decoder cpu|gpu|auto] [--gpu-min-bytes N] [--cache BYTES]\n"
-      "                                [--readahead BYTES]\n");
+      "                                [--readahead BYTES] [--trusted-key PUB]\n");
   return 2;
 }
 
@@ -321,6 +321,8 @@ int main(int argc, char** argv) {
       o.reader.cache_size = std::strtoull(v.c_str(), nullptr, 0);
     else if (k == "--readahead")
       o.reader.readahead = std::strtoull(v.c_str(), nullptr, 0);
+    else if (k == "--trusted-key")
+      o.reader.source.trusted_key = v;
     else if (k == "--decoder" && gdfs::parse_decoder_choice(v))
       o.reader.decoder = *gdfs::parse_decoder_choice(v);
     else

@@ -22,6 +22,8 @@ const char* page_status_message(PageStatus s) {
       return "page does not decode";
     case PageStatus::kChecksum:
       return "page checksum mismatch";
+    case PageStatus::kDigest:
+      return "stored bytes do not match their signed digest (image altered)";
   }
   return "unknown page status";
 }

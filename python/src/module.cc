@@ -277,7 +277,7 @@ DecoderChoice decoder_of(const std::string& name) {
 class Image {
  public:
   Image(py::object path, uint64_t cache_size, unsigned threads, const std::string& decoder,
-        uint64_t readahead, py::object bases)
+        uint64_t readahead, py::object bases, py::object trusted_key)
       : path_(path) {
     name_ = fs_path(path);
     ReaderOptions opt;
@@ -287,6 +287,7 @@ class Image {
     opt.readahead = readahead;
     if (!bases.is_none())
       for (py::handle b : bases) opt.source.bases.push_back(fs_path(b));
+    if (!trusted_key.is_none()) opt.source.trusted_key = fs_path(trusted_key);
     std::unique_ptr<Reader> r;
     try {
       py::gil_scoped_release nogil;  // validation reads the whole metadata region
@@ -632,20 +633,23 @@ PYBIND11_MODULE(_gdfs, m) {
       });
 
   py::class_<Image>(m, "Image", R"(A gdfs image, opened and validated: Image(path_or_url, *, cache_size=0,
-threads=0, decoder='auto', readahead=4 MiB, bases=None).
+threads=0, decoder='auto', readahead=4 MiB, bases=None, trusted_key=None).
 
 bases: where the base images of a layered image are, when not where the image says (each taken only
 if it is exactly the recorded base).
+
+trusted_key: a PEM file of Ed25519 public keys. The image is refused (PermissionError) unless it is
+signed by one of them, and every page read is checked against its signed digest (EIO otherwise).
 
 cache_size: bytes of decoded pages kept (0: an eighth of RAM, 64 MiB..4 GiB); threads: CPU decode
 threads (0: one per core); decoder: 'auto' (the GPU when usable), 'cpu' or 'gpu'; readahead: bytes
 decoded ahead of a sequential reader (0: off). Paths inside the image are like "/a/b"; symlinks are
 not followed. One Image serves any number of threads; reads release the GIL. An Image opened before
 fork() must be opened again in the child. Errors are OSError with the errno a file system would give.)")
-      .def(py::init<py::object, uint64_t, unsigned, const std::string&, uint64_t, py::object>(),
+      .def(py::init<py::object, uint64_t, unsigned, const std::string&, uint64_t, py::object, py::object>(),
            py::arg("path"), py::kw_only(), py::arg("cache_size") = 0, py::arg("threads") = 0,
            py::arg("decoder") = "auto", py::arg("readahead") = uint64_t{4} << 20,
-           py::arg("bases") = py::none())
+           py::arg("bases") = py::none(), py::arg("trusted_key") = py::none())
       .def("lookup", &Image::lookup, py::arg("path"), "The inode number of `path`.")
       .def("stat", &Image::stat, py::arg("path"),
            "A StatResult (st_mode, st_size, st_mtime_ns, st_nlink, st_uid, st_gid, st_ino, st_mtime, "

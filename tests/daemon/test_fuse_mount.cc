@@ -22,6 +22,7 @@
 
 #include "cli_util.h"
 #include "gdfs/image.h"
+#include "key_util.h"
 #include "mount_util.h"
 #include "tree_util.h"
 
@@ -364,6 +365,42 @@ TEST_F(Fuse, BadImagesAreRefusedBeforeMounting) {
 void expect_one_line(const std::string& out, const std::string& needle) {
   EXPECT_NE(out.find(needle), std::string::npos) << out;
   EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+}
+
+// Signed images (docs/SECURITY.md): with -o trusted_key= the daemon refuses an image not signed by the
+// key before mounting, with one line saying why, and a page whose bytes are not the signed ones is EIO,
+// logged as such.
+TEST_F(Fuse, TrustedKeyRefusesOtherImagesAndAlteredPagesAreEio) {
+  const KeyPair key = make_key_pair(*dir_ / "publisher");
+  ASSERT_EQ(run_mkfs({"-q", "--sign", key.priv, *dir_ / "data", *dir_ / "signed.img"}).code, 0);
+  const std::string trusted = "trusted_key=" + key.pub;
+  {
+    auto m = mount(*dir_ / "signed.img", trusted);
+    ASSERT_TRUE(m->ok()) << m->error();
+    for (const auto& [name, bytes] : *files_)
+      EXPECT_EQ(pread_bytes(m->dir() + name, 0, bytes.size() + 1), bytes) << name;
+    EXPECT_EQ(m->unmount(), 0);
+  }
+  std::string out;
+  const std::string mnt = mount_point();
+  EXPECT_EQ(run_command({gdfs_binary(), "-f", "-o", trusted, *dir_ / "data.img", mnt}, &out), 1);
+  expect_one_line(out, "the image is not signed");
+  EXPECT_FALSE(is_gdfs_mount(mnt));
+  Bytes img = read_bytes(*dir_ / "signed.img");
+  {
+    auto image = Image::open(*dir_ / "signed.img");
+    const format::PageEntry& e = image->pages()[image->page_ref(image->resolve("/text"), 1).entry];
+    img[e.offset + e.csize / 2] ^= 0x20;
+  }
+  write_bytes(*dir_ / "altered.img", img);
+  auto m = mount(*dir_ / "altered.img", trusted);
+  ASSERT_TRUE(m->ok()) << m->error();
+  int err = 0;
+  pread_bytes(m->dir() + "/text", 65536 + 10, 100, &err, true);
+  EXPECT_EQ(err, EIO);
+  EXPECT_EQ(pread_bytes(m->dir() + "/text", 0, 1000), expected("/text", 0, 1000));
+  EXPECT_NE(m->log().find("signed digest"), std::string::npos) << m->log();
+  EXPECT_EQ(m->unmount(), 0);
 }
 
 // Issue 24: `gdfs IMG IMG` mounted over the image, after which every use of it failed with EIO.

@@ -30,6 +30,17 @@ bool parse(std::vector<const char*> argv, DaemonOptions& out) {
   return ok;
 }
 
+TEST(Options, TrustedKey) {
+  DaemonOptions o;
+  ASSERT_TRUE(parse({"-o", "trusted_key=/etc/gdfs/publisher.pub", "image.gdfs", "/mnt"}, o));
+  EXPECT_EQ(o.source.trusted_key, "/etc/gdfs/publisher.pub");
+  DaemonOptions none;
+  ASSERT_TRUE(parse({"image.gdfs", "/mnt"}, none));
+  EXPECT_TRUE(none.source.trusted_key.empty()) << "without the option, signatures are not looked at";
+  DaemonOptions bad;
+  EXPECT_FALSE(parse({"-o", "trusted_key=", "image.gdfs", "/mnt"}, bad));
+}
+
 TEST(Options, RemoteImages) {
   DaemonOptions o;
   ASSERT_TRUE(parse({"-o",

@@ -94,4 +94,27 @@ inline void reseal(Bytes& image) {
   put_superblock(image, sb);
 }
 
+// The signature region of a signed image (empty if there is none inside `image`).
+inline Bytes signature_region(const Bytes& image) {
+  const format::Superblock sb = superblock(image);
+  if (!(sb.compat & format::kCompatSigned) || sb.sig_offset > image.size() ||
+      sb.sig_size > image.size() - sb.sig_offset)
+    return {};
+  return Bytes(image.begin() + static_cast<std::ptrdiff_t>(sb.sig_offset),
+               image.begin() + static_cast<std::ptrdiff_t>(sb.sig_offset + sb.sig_size));
+}
+
+// `image` cut at image_size with `region` as its signature region, every checksum made to match: what a
+// hostile server can do with another image's (or its own altered) signature region.
+inline void graft_signature(Bytes& image, const Bytes& region) {
+  format::Superblock sb = superblock(image);
+  image.resize(format::align_up(sb.image_size, format::kSectionAlign));
+  sb.compat |= format::kCompatSigned;
+  sb.sig_offset = image.size();
+  sb.sig_size = region.size();
+  sb.sig_checksum = checksum64(region.data(), region.size());
+  image.insert(image.end(), region.begin(), region.end());
+  put_superblock(image, sb);
+}
+
 }  // namespace gdfs::surgery

@@ -28,6 +28,10 @@ export SOURCE_DATE_EPOCH=1700000000
 # is not beside the fuzzer's input, so open stops after validation, where the parsing is).
 printf 'new\n' >"$t/added"
 "$mkfs" -q --force --page-size 4096 --base "$out/tree-4k.img" --layered "$t" "$out/layered.img"
+# Signed images (FORMAT.md 7.1) for fuzz_signature, by the test key whose public half it trusts.
+key=$(dirname "$0")/signature-test-key.pem
+"$mkfs" -q --force --page-size 4096 --sign "$key" "$t" "$out/signed.img"
+"$mkfs" -q --force --page-size 4096 --sign "$key" "$t/dir/sub" "$out/signed-one-file.img"
 if [ -n "$stored_meta" ]; then
   for img in tree-4k tree-4k-l1 one-file; do "$stored_meta" "$out/$img.img" "$out/$img-stored-meta.img"; done
 fi

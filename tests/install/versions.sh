@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every tool prints the same first --version line, "NAME VERSION (gdfs image format MAJOR.MINOR)", with
-# VERSION the project's (CMake's project()) and MAJOR.MINOR the format version mkfs.gdfs writes into an
-# image's superblock (as gdfs-inspect info reads it back). gdfs answers -V as well.
+# VERSION the project's (CMake's project()) and MAJOR.MINOR the newest format version mkfs.gdfs writes
+# into an image's superblock (as gdfs-inspect info reads it back from a signed image). gdfs answers -V
+# as well.
 # Usage: versions.sh VERSION NAME=BINARY... (mkfs.gdfs and gdfs-inspect among them).
 set -euo pipefail
 
@@ -12,10 +13,12 @@ for spec in "$@"; do bin[${spec%%=*}]=${spec#*=}; done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# The format version an image made now carries.
+# The newest format version mkfs.gdfs writes, which the tools report: a signed image's (2.2 and later;
+# an unsigned, standalone image stays at the lowest minor it needs).
 mkdir "$work/tree"
 echo hello >"$work/tree/file"
-"${bin[mkfs.gdfs]}" -q "$work/tree" "$work/image"
+openssl genpkey -algorithm ed25519 -out "$work/key.pem"
+"${bin[mkfs.gdfs]}" -q --sign "$work/key.pem" "$work/tree" "$work/image"
 format=$("${bin[gdfs-inspect]}" info --json "$work/image" | sed -n 's/^ *"version": "\([0-9.]*\)",$/\1/p')
 [[ $format =~ ^[0-9]+\.[0-9]+$ ]] || { echo "FAIL: no format version in gdfs-inspect info --json"; exit 1; }
 

@@ -9,6 +9,7 @@ import os
 import random
 import signal
 import stat
+import subprocess
 import sys
 import threading
 import time
@@ -408,6 +409,32 @@ def test_damaged_page_is_eio_and_other_files_still_read(edge, tools, tmp_path):
         assert img.read("/pages+tail", 2 * 65536) == whole[2 * 65536:]
         assert img.read("/big", 0, 100000) == pread(os.path.join(src, "big"), 0, 100000)
         assert img.stats()["bad_pages"] >= 1
+
+
+def test_trusted_key_refuses_other_images_and_damaged_pages(edge, tools, tmp_path):
+    src, _ = edge
+    for name in ("a", "b"):
+        subprocess.run(["openssl", "genpkey", "-algorithm", "ed25519", "-out", str(tmp_path / f"{name}.pem")],
+                       check=True)
+        subprocess.run(["openssl", "pkey", "-in", str(tmp_path / f"{name}.pem"), "-pubout", "-out",
+                        str(tmp_path / f"{name}.pub")], check=True)
+    signed = tmp_path / "signed.gdfs"
+    mkfs(tools, src, signed, "--sign", str(tmp_path / "a.pem"))
+    whole = pread(os.path.join(src, "pages+tail"), 0, 1 << 30)
+    with gdfs.Image(signed, trusted_key=tmp_path / "a.pub") as img:
+        assert img.read("/pages+tail") == whole
+    with pytest.raises(PermissionError, match="not trusted"):
+        gdfs.Image(signed, trusted_key=str(tmp_path / "b.pub"))
+    with pytest.raises(PermissionError, match="not signed"):
+        gdfs.Image(edge[1], trusted_key=str(tmp_path / "a.pub"))
+    bad = tmp_path / "bad.gdfs"
+    damage_page(tools, signed, bad, "/pages+tail", 1)
+    with gdfs.Image(bad, trusted_key=str(tmp_path / "a.pub")) as img:
+        with pytest.raises(OSError) as e:
+            img.read("/pages+tail")
+        assert e.value.errno == errno.EIO
+        assert "signed digest" in e.value.strerror, e.value.strerror
+        assert img.read("/pages+tail", 0, 65536) == whole[:65536]
 
 
 # ---- threads -----------------------------------------------------------------------------------------

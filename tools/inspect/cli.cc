@@ -18,6 +18,10 @@ CLI::App* add_command(CLI::App& app, const char* name, const char* what, Options
   cmd->add_option("--base", o.bases,
                   "A base image of a layered IMAGE that is not where IMAGE says (repeat for several)")
       ->type_name("PATH|URL");
+  cmd->add_option("--key", o.key,
+                  "Trust only IMAGE signed by this Ed25519 public key (PEM): refuse it otherwise, and check "
+                  "every page read against its signed digest")
+      ->type_name("PUB");
   return cmd;
 }
 

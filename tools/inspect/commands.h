@@ -22,6 +22,7 @@ struct Options {
   unsigned threads = 0;            // verify: 0 = all cores
   bool force = false;              // flatten: replace OUTPUT
   std::vector<std::string> bases;  // --base: where a layered image's bases are
+  std::string key;                 // --key: trusted public key(s), PEM (SourceOptions::trusted_key)
 };
 
 int info(const Options& o, std::ostream& out);

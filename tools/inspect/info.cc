@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "commands.h"
+#include "gdfs/trust.h"
 #include "util.h"
 
 namespace gdfs::inspect {
@@ -32,7 +33,9 @@ std::vector<std::string> feature_names(uint64_t bits, bool incompat) {
   if (incompat) {
     known = {{format::kIncompatBitpack, "bitpack"}, {format::kIncompatLayers, "layers"}};
   } else {
-    known = {{format::kCompatDedupe, "dedupe"}, {format::kCompatTailPack, "tail-pack"}};
+    known = {{format::kCompatDedupe, "dedupe"},
+             {format::kCompatTailPack, "tail-pack"},
+             {format::kCompatSigned, "signed"}};
   }
   std::vector<std::string> names;
   for (auto [bit, name] : known)
@@ -89,6 +92,20 @@ Json layers_json(const Image& img) {
   return layers;
 }
 
+// Whether the image is signed, by which key (its fingerprint, as recorded: only --key checks it), and
+// whether this open verified it.
+Json signature_json(const Image& img) {
+  const format::Superblock& sb = img.superblock();
+  Json j = {{"signed", (sb.compat & format::kCompatSigned) != 0}, {"verified", img.trusted()}};
+  if (!(sb.compat & format::kCompatSigned)) return j;
+  format::SignatureHeader h{};
+  ReadRange r{sb.sig_offset, sizeof h, reinterpret_cast<uint8_t*>(&h)};
+  if (sb.sig_offset <= img.source().size() && sizeof h <= img.source().size() - sb.sig_offset)
+    img.source().read({&r, 1});
+  j["key"] = r.ok ? trust::hex(h.key_id) : "unreadable";
+  return j;
+}
+
 Json to_json(const Image& img, const Counts& c) {
   const format::Superblock& sb = img.superblock();
   Json sections = Json::object();
@@ -129,6 +146,7 @@ Json to_json(const Image& img, const Counts& c) {
         {"file_bytes", sb.file_bytes}}},
       {"ratio", ratio(sb.file_bytes, sb.image_size)},
       {"layers", layers_json(img)},
+      {"signature", signature_json(img)},
   };
 }
 
@@ -162,6 +180,11 @@ void print_text(std::ostream& out, const Json& j) {
     line(("  " + name).c_str(), num(s["stored"]) + " bytes stored, " + num(s["memory"]) + " in memory");
   line("file bytes", num(sz["file_bytes"]) + " bytes");
   line("ratio", fixed(j["ratio"].get<double>(), 3));
+  const Json& sig = j["signature"];
+  line("signature", !sig["signed"].get<bool>()
+                        ? "none"
+                        : "key " + sig["key"].get<std::string>() +
+                              (sig["verified"].get<bool>() ? " (verified)" : " (not checked: give --key)"));
   for (const Json& l : j["layers"])
     line(("layer " + num(l["layer"])).c_str(),
          printable(l["location"].get<std::string>()) + " (uuid " + l["uuid"].get<std::string>() +

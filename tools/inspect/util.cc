@@ -16,6 +16,7 @@ namespace gdfs::inspect {
 std::unique_ptr<Image> open_image(const Options& o) {
   SourceOptions so;
   so.bases = o.bases;
+  so.trusted_key = o.key;
   return Image::open(o.image, so);
 }
 

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "commands.h"
+#include "gdfs/trust.h"
 #include "stored_pages.h"
 #include "util.h"
 #include "walk.h"
@@ -40,7 +41,9 @@ void decode_worker(const Image& img, const std::vector<uint64_t>& first, std::at
     img.source().read(ranges);
     for (size_t k = i; k < end; ++k) {
       const ReadRange& r = ranges[k - i];
-      status[k] = r.ok ? dec.decode(img.pages()[first[k]], r.dst, out.data()) : PageStatus::kIoError;
+      status[k] = !r.ok                             ? PageStatus::kIoError
+                  : !img.stored_ok(first[k], r.dst) ? PageStatus::kDigest
+                                                    : dec.decode(img.pages()[first[k]], r.dst, out.data());
     }
   }
 }
@@ -116,7 +119,9 @@ int verify(const Options& o, std::ostream& out, std::ostream& err) {
   }
   if (broken == 0 && fc.errors.empty()) {
     out << "ok: " << sp.first.size() << " pages, " << bytes << " bytes verified (" << img->pages().size()
-        << " page entries, " << fc.files << " files, " << fc.file_bytes << " file bytes)\n";
+        << " page entries, " << fc.files << " files, " << fc.file_bytes << " file bytes)";
+    if (img->trusted()) out << "; signature by key " << trust::hex(img->signer()) << " verified";
+    out << "\n";
     return 0;
   }
   std::vector<std::vector<uint64_t>> entries_of(sp.first.size());

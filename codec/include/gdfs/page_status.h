@@ -23,6 +23,7 @@ enum class PageStatus : uint8_t {
   kStoredChecksum = 6,  // the stored bytes do not match ccheck: the image is damaged
   kDecodeError = 7,     // the codec refused the stored bytes (kBadData, kSizeMismatch or a bad parameter)
   kChecksum = 8,        // decoded, but the result does not match ucheck
+  kDigest = 9,          // signed images: the stored bytes do not match their signed SHA-256 (FORMAT.md 7.1)
 };
 
 // "ok", "bad data", ...: for logs and error messages.

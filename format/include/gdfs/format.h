@@ -1,4 +1,4 @@
-// The gdfs image format, version 2.1: every on-disk struct, in one place. docs/FORMAT.md is the normative
+// The gdfs image format, version 2.2: every on-disk struct, in one place. docs/FORMAT.md is the normative
 // text; this header is its byte layout. All integers are little-endian, every struct is naturally
 // aligned, and the offset of every field is pinned by a static_assert below.
 //
@@ -7,6 +7,7 @@
 //   [data_offset, +data_size)  page data: compressed pages, each 4-byte aligned, no headers
 //   [meta_offset, +meta_size)  the metadata, stored compressed: a MetaBlock table, then the blocks
 //   [layers_offset, +layers_size)  layered images only (2.1): the LayerRef table and location hints
+//   [sig_offset, +sig_size)        signed images only (2.2), past image_size: the signature region
 //
 // The metadata is used in memory as it was before 2.0: fixed-size records (the tables of the structs
 // below) in sections at 8-byte aligned offsets of one buffer of meta_usize bytes. On disk each section is
@@ -22,10 +23,11 @@ namespace gdfs::format {
 inline constexpr char kMagic[8] = {'G', 'D', 'F', 'S', 'I', 'M', 'G', '1'};
 inline constexpr uint16_t kMajor = 2;  // a reader refuses any other major version
 // Minor versions only add what old readers may ignore or refuse by a feature bit. mkfs writes the lowest
-// minor an image needs: 0, or kMinorLayers for a layered image.
+// minor an image needs: 0, kMinorLayers for a layered image, kMinorSigned for a signed one.
 inline constexpr uint16_t kMinor = 0;
 inline constexpr uint16_t kMinorLayers = 1;
-inline constexpr uint16_t kNewestMinor = kMinorLayers;  // the newest this reader reads: tools report it
+inline constexpr uint16_t kMinorSigned = 2;
+inline constexpr uint16_t kNewestMinor = kMinorSigned;  // the newest this reader reads: tools report it
 inline constexpr uint32_t kSuperblockSize = 512;
 inline constexpr uint64_t kDataOffset = 4096;  // page data starts here; 4 KiB keeps O_DIRECT possible
 inline constexpr uint32_t kPageAlign = 4;      // every page starts 4-byte aligned (GPU 32-bit loads)
@@ -55,6 +57,9 @@ inline constexpr uint64_t kKnownIncompat =
 enum CompatFeature : uint64_t {
   kCompatDedupe = 1ull << 0,    // some page-table entries share page data (informational)
   kCompatTailPack = 1ull << 1,  // some file tails live in shared tail-pack pages (informational)
+  // A signature region follows image_size (2.2; FORMAT.md 7.1). Compat: it lies past image_size, so a
+  // reader that knows nothing of it reads the image as it did before.
+  kCompatSigned = 1ull << 2,
 };
 
 // Metadata sections, in the order mkfs writes them. Section i lives at sections[i] in the superblock.
@@ -120,8 +125,29 @@ struct Superblock {
   uint32_t layers_size;      // 424: bytes; layers_offset + layers_size == image_size
   uint32_t layer_count;      // 428: LayerRef records, 1..kMaxLayers
   uint64_t layers_checksum;  // 432: checksum64 of the layer region
-  uint8_t reserved[64];      // 440: zero
-  uint64_t sb_checksum;      // 504: checksum64 of bytes [0, 504)
+  // Signed images (kCompatSigned, 2.2); all three zero otherwise.
+  uint64_t sig_offset;    // 440: image_size rounded up to kSectionAlign
+  uint64_t sig_size;      // 448: bytes: sizeof(SignatureHeader) + kDigestSize * page_count
+  uint64_t sig_checksum;  // 456: checksum64 of the signature region (damage, not attack)
+  uint8_t reserved[40];   // 464: zero
+  uint64_t sb_checksum;   // 504: checksum64 of bytes [0, 504)
+};
+
+// The signature region of a signed image (FORMAT.md 7.1): this header, then one SHA-256 digest of the
+// stored bytes of each page entry, in page-table order (entries that share bytes repeat the digest).
+inline constexpr char kSigMagic[8] = {'G', 'D', 'F', 'S', 'S', 'I', 'G', '1'};
+inline constexpr uint32_t kSigEd25519 = 1;   // Ed25519 (RFC 8032, pure) over the 32-byte root
+inline constexpr uint32_t kDigestSize = 32;  // SHA-256
+struct SignatureHeader {
+  char magic[8];              //   0: kSigMagic
+  uint32_t algorithm;         //   8: kSigEd25519
+  uint32_t header_size;       //  12: sizeof(SignatureHeader)
+  uint64_t digest_count;      //  16: == page_count
+  uint8_t meta_digest[32];    //  24: SHA-256 of the stored metadata region
+  uint8_t layers_digest[32];  //  56: SHA-256 of the layer region; zeros when not layered
+  uint8_t key_id[32];         //  88: SHA-256 of the signer's raw 32-byte Ed25519 public key
+  uint8_t signature[64];      // 120: Ed25519 signature of the root; the one field the root leaves out
+  uint8_t reserved[8];        // 184: zero
 };
 
 // Page codecs. 0 is not a codec: holes are not pages (see SparseFile).
@@ -259,7 +285,10 @@ static_assert(offsetof(Superblock, image_size) == 128 && offsetof(Superblock, me
 static_assert(offsetof(Superblock, inode_count) == 176 && offsetof(Superblock, page_count) == 184);
 static_assert(offsetof(Superblock, file_bytes) == 192 && offsetof(Superblock, sections) == 200);
 static_assert(offsetof(Superblock, meta_usize) == 392 && offsetof(Superblock, meta_ucheck) == 400);
-static_assert(offsetof(Superblock, meta_blocks) == 408 && offsetof(Superblock, reserved) == 440);
+static_assert(offsetof(Superblock, meta_blocks) == 408 && offsetof(Superblock, sig_offset) == 440);
+static_assert(offsetof(Superblock, sig_checksum) == 456 && offsetof(Superblock, reserved) == 464);
+static_assert(sizeof(SignatureHeader) == 192 && offsetof(SignatureHeader, signature) == 120);
+static_assert(offsetof(SignatureHeader, meta_digest) == 24 && offsetof(SignatureHeader, key_id) == 88);
 static_assert(offsetof(Superblock, layers_offset) == 416 && offsetof(Superblock, layer_count) == 428);
 static_assert(offsetof(Superblock, layers_checksum) == 432 && offsetof(Superblock, sb_checksum) == 504);
 static_assert(sizeof(LayerRef) == 64 && offsetof(LayerRef, hint) == 48);

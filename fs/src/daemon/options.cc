@@ -29,6 +29,7 @@ struct RawOptions {
   char* remote_timeout;
   char* ca_file;
   char* s3_addressing;
+  char* trusted_key;
   char* image;
   char* mountpoint;
   std::vector<std::string>* bases;  // every -o base=..., in order
@@ -53,6 +54,7 @@ const fuse_opt kSpec[] = {
     GDFS_OPT("remote_timeout=%s", remote_timeout),
     GDFS_OPT("ca_file=%s", ca_file),
     GDFS_OPT("s3_addressing=%s", s3_addressing),
+    GDFS_OPT("trusted_key=%s", trusted_key),
     FUSE_OPT_KEY("base=", kKeyBase),
     FUSE_OPT_END,
 };
@@ -127,6 +129,10 @@ bool convert(const RawOptions& raw, DaemonOptions& out) {
     if (a != "path" && a != "virtual" && a != "auto") return bad("s3_addressing", raw.s3_addressing);
     out.source.s3_addressing = a == "auto" ? "" : a;
   }
+  if (raw.trusted_key) {
+    if (!*raw.trusted_key) return bad("trusted_key", raw.trusted_key);
+    out.source.trusted_key = raw.trusted_key;
+  }
   for (const std::string& b : *raw.bases) {
     if (b.empty()) return bad("base", "");
     out.source.bases.push_back(b);
@@ -145,7 +151,7 @@ bool parse_options(fuse_args& args, DaemonOptions& out) {
   bool ok = fuse_opt_parse(&args, &raw, kSpec, take_image) == 0 && convert(raw, out);
   for (char* p : {raw.cache_size, raw.threads, raw.decoder, raw.gpu_min_bytes, raw.readahead, raw.uring,
                   raw.queue_depth, raw.cache_dir, raw.disk_cache_size, raw.remote_timeout, raw.ca_file,
-                  raw.s3_addressing, raw.image, raw.mountpoint})
+                  raw.s3_addressing, raw.trusted_key, raw.image, raw.mountpoint})
     std::free(p);
   return ok;
 }
@@ -189,6 +195,8 @@ void print_usage(const char* prog) {
       "    -o remote_timeout=SECONDS  a read still failing after this, retries included, is EIO (default "
       "60)\n"
       "    -o base=PATH|URL       a base image of a layered IMAGE, when not where IMAGE says (repeatable)\n"
+      "    -o trusted_key=PUB     refuse IMAGE unless signed by a key in this PEM file; check every page\n"
+      "                           against its signed digest (local images too; docs/SECURITY.md)\n"
       "    -o ca_file=FILE        trust the certificates in this PEM file for https (default: the system's)\n"
       "    -o s3_addressing=path|virtual|auto  S3 URL style (default auto: path with an endpoint\n"
       "                           or a dotted bucket); S3 credentials, region and endpoint come from the\n"

@@ -31,7 +31,11 @@ class PageDecoder {
   // damage, not as a codec error), the decoded bytes after. `stored` holds entry.csize bytes; `out`
   // receives entry.usize bytes. Returns kOk, kStoredChecksum, kDecodeError, kUnsupported (a codec this
   // build does not know) or kChecksum. On any status but kOk the contents of `out` must not be used.
-  PageStatus decode(const format::PageEntry& entry, const uint8_t* stored, uint8_t* out);
+  // `stored_verified`: the caller has already matched the stored bytes to their signed SHA-256 (a
+  // trusted image; mkfs --sign checked each page's ccheck before signing it), so ccheck is not hashed
+  // again.
+  PageStatus decode(const format::PageEntry& entry, const uint8_t* stored, uint8_t* out,
+                    bool stored_verified = false);
   // The codec alone, no checksums: for callers that verify elsewhere (the GPU path's CPU stand-in,
   // mkfs reading back what it wrote, benchmarks). Returns kOk, kBadData, kSizeMismatch or kUnsupported.
   PageStatus decode_codec(uint8_t codec, uint16_t param, const uint8_t* in, size_t in_size, uint8_t* out,

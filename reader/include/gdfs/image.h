@@ -123,6 +123,23 @@ class Image {
   uint64_t section_bytes(format::Section s) const { return sb_.sections[s].size; }
   uint64_t meta_table_bytes() const { return meta_table_bytes_; }
 
+  // Signed images (FORMAT.md 7.1). Opened with SourceOptions::trusted_key, the image's signature was
+  // verified at open, and page_digest(entry) is the SHA-256 that entry's stored bytes must have; every
+  // read path checks it (stored_ok) before it decodes or caches a page. Opened without a key: null,
+  // and stored_ok is always true.
+  bool trusted() const { return trusted_; }
+  const uint8_t* page_digest(uint64_t entry) const {
+    return trusted_ ? page_digests_.data() + entry * format::kDigestSize : nullptr;
+  }
+  bool stored_ok(uint64_t entry, const uint8_t* stored) const {
+    return !trusted_ || digest_ok(entry, stored);
+  }
+  // The fingerprint of the key that signed it (trusted images only).
+  std::span<const uint8_t> signer() const { return signer_; }
+
+  // Reads `length` bytes at `offset` of layer `layer` (0: this image; k: the base of its k-th layer
+  // record) into `out`, unchecked. Returns false on I/O error. (mkfs --sign hashes base pages with it.)
+  bool read_layer(uint32_t layer, uint64_t offset, uint32_t length, uint8_t* out) const;
   // Reads the stored bytes of a page entry (entry.csize bytes) into `out`. Returns false on I/O error.
   bool read_stored(const format::PageEntry& entry, uint8_t* out) const;
   // Reads, decodes and verifies a page into `out` (entry.usize bytes).
@@ -138,7 +155,12 @@ class Image {
   Image() = default;
   void load(const std::string& location, const SourceOptions& options);
   uint64_t meta_end() const;  // where the metadata region must end: image_size, or the layer table
-  void load_layer_table();    // layers.cc
+  void load_layer_table(std::span<const uint8_t> region);  // layers.cc
+  // signature.cc: refuses the image unless its signature is by a key in `key_file` and covers exactly
+  // these superblock, metadata and layer bytes (those the reader goes on to use); keeps the page digests.
+  void verify_signature(const std::string& key_file, std::span<const uint8_t> meta,
+                        std::span<const uint8_t> layers);
+  bool digest_ok(uint64_t entry, const uint8_t* stored) const;
   void open_layers(const std::string& location, const SourceOptions& options);
   void validate_superblock(uint64_t file_size);
   void inflate_metadata(std::span<const uint8_t> region);
@@ -161,6 +183,9 @@ class Image {
   std::span<const format::PageEntry> stored_pages_;
   std::vector<format::PageEntry> layered_pages_;  // pages_ of a layered image
   std::vector<Layer> layers_;
+  std::vector<uint8_t> page_digests_;  // trusted images: kDigestSize bytes per page entry
+  bool trusted_ = false;
+  std::vector<uint8_t> signer_;
   std::span<const format::SparseFile> sparse_;
   std::span<const format::HoleRun> holes_;
   std::span<const format::XattrSet> xattr_sets_;

@@ -105,6 +105,10 @@ struct SourceOptions {
   // Layered images: where their base images are, when not where the image says (next to it). Each is
   // a path or URL; a base is taken from here only when it is exactly the recorded one.
   std::vector<std::string> bases;
+  // Signed images (FORMAT.md 7.1): a PEM file of the Ed25519 public keys to trust. An image without a
+  // valid signature by one of them is refused at open, and every page is checked against its signed
+  // digest before it is decoded or cached. Empty: signatures are not looked at.
+  std::string trusted_key;
   // Where a source reports what the reader should know but cannot be thrown (a retry, an image that
   // changed on the server): one line each, no credentials. Empty: stderr.
   std::function<void(std::string_view)> warn;

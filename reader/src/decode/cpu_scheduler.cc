@@ -4,8 +4,15 @@
 #include <mutex>
 
 #include "decode/decode_scheduler.h"
+#include "gdfs/trust.h"
 
 namespace gdfs::engine {
+
+bool digest_ok(const DecodeJob& job) {
+  if (!job.digest) return true;
+  return trust::digest_equal(trust::sha256(job.stored, job.entry->csize).data(), job.digest);
+}
+
 namespace {
 
 // One batch shared by the caller and its helpers: each takes the next job index until none are left.
@@ -24,7 +31,8 @@ struct Batch {
     const auto t0 = std::chrono::steady_clock::now();
     for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < jobs.size(); ++decoded) {
       DecodeJob& j = jobs[i];
-      j.status = dec.decode(*j.entry, j.stored, j.out);
+      j.status =
+          digest_ok(j) ? dec.decode(*j.entry, j.stored, j.out, j.digest != nullptr) : PageStatus::kDigest;
       if (*done) (*done)(i);
     }
     if (decoded == 0) return;

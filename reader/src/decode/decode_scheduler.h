@@ -19,7 +19,12 @@ struct DecodeJob {
   const uint8_t* stored = nullptr;  // entry->csize bytes
   uint8_t* out = nullptr;           // entry->usize bytes
   PageStatus status = PageStatus::kOk;
+  // Trusted images: the SHA-256 the stored bytes must have (Image::page_digest), checked before the
+  // page is decoded, on the thread that decodes it; null otherwise.
+  const uint8_t* digest = nullptr;
 };
+// False when a trusted job's stored bytes differ from their signed digest (kDigest).
+bool digest_ok(const DecodeJob& job);
 
 class DecodeScheduler {
  public:

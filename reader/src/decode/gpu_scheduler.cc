@@ -143,11 +143,14 @@ void GpuDecoder::screen(Request& r, const JobDone& done) {
   r.sent.reserve(r.jobs.size());
   for (size_t i = 0; i < r.jobs.size(); ++i) {
     DecodeJob& j = r.jobs[i];
-    if (checksum32(j.stored, j.entry->csize) == j.entry->ccheck) {
+    if (!digest_ok(j)) {
+      j.status = PageStatus::kDigest;  // an altered page of a trusted image is never decoded
+    } else if (j.digest || checksum32(j.stored, j.entry->csize) == j.entry->ccheck) {  // a digest implies it
       r.sent.push_back(i);
       continue;
+    } else {
+      j.status = PageStatus::kStoredChecksum;
     }
-    j.status = PageStatus::kStoredChecksum;
     if (done) done(i);
   }
 }

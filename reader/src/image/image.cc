@@ -192,7 +192,8 @@ PageStatus Image::read_page(uint64_t entry, PageDecoder& dec, uint8_t* out) cons
   const format::PageEntry& e = pages_[entry];
   uint8_t* stored = dec.stored_buffer(e.csize);
   if (!read_stored(e, stored)) return PageStatus::kIoError;
-  return dec.decode(e, stored, out);
+  if (!stored_ok(entry, stored)) return PageStatus::kDigest;
+  return dec.decode(e, stored, out, trusted_);
 }
 
 size_t Image::read(uint32_t ino, uint64_t offset, size_t len, uint8_t* out, PageDecoder& dec) const {
@@ -235,8 +236,10 @@ size_t Image::read(uint32_t ino, uint64_t offset, size_t len, uint8_t* out, Page
         continue;
       }
       const ReadRange& got = ranges[r++];
-      const PageStatus st =
-          got.ok ? dec.decode(pages_[ref.entry], got.dst, page.data()) : PageStatus::kIoError;
+      const PageStatus st = !got.ok ? PageStatus::kIoError
+                            : !stored_ok(ref.entry, got.dst)
+                                ? PageStatus::kDigest
+                                : dec.decode(pages_[ref.entry], got.dst, page.data(), trusted_);
       if (st != PageStatus::kOk) throw ImageError(describe(ino, i, page_status_message(st)));
       std::memcpy(dst, page.data() + ref.offset + (lo - i * ps), hi - lo);
     }
@@ -264,10 +267,14 @@ void Image::load(const std::string& location, const SourceOptions& options) {
   std::vector<uint8_t> region(sb_.meta_size);
   read_at(region.data(), region.size(), sb_.meta_offset);
   if (checksum64(region.data(), region.size()) != sb_.meta_checksum) fail("metadata checksum mismatch");
+  // Each region is read once: the bytes a signature is checked against are the bytes then used.
+  std::vector<uint8_t> layers(sb_.layers_size);
+  if (sb_.incompat & format::kIncompatLayers) read_at(layers.data(), layers.size(), sb_.layers_offset);
+  if (!options.trusted_key.empty()) verify_signature(options.trusted_key, region, layers);
   inflate_metadata(region);
   map_sections();
   stored_pages_ = pages_;
-  if (sb_.incompat & format::kIncompatLayers) load_layer_table();
+  if (sb_.incompat & format::kIncompatLayers) load_layer_table(layers);
   validate();
   if (!layers_.empty()) open_layers(location, options);
 }

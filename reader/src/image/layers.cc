@@ -64,11 +64,7 @@ std::string mismatch(Source& source, const format::LayerRef& ref) {
 
 }  // namespace
 
-void Image::load_layer_table() {
-  std::vector<uint8_t> region(sb_.layers_size);
-  ReadRange r{sb_.layers_offset, sb_.layers_size, region.data()};
-  source_->read({&r, 1});
-  if (!r.ok) fail("read error in the layer table");
+void Image::load_layer_table(std::span<const uint8_t> region) {
   if (checksum64(region.data(), region.size()) != sb_.layers_checksum) fail("layer table checksum mismatch");
   for (uint32_t k = 0; k < sb_.layer_count; ++k) {
     Layer layer;
@@ -85,6 +81,13 @@ void Image::load_layer_table() {
       fail(which + "bad base regions");
     layers_.push_back(std::move(layer));
   }
+}
+
+bool Image::read_layer(uint32_t layer, uint64_t offset, uint32_t length, uint8_t* out) const {
+  if (layer > layers_.size() || offset >= engine::kLayerStride) return false;
+  ReadRange r{offset + layer * engine::kLayerStride, length, out};
+  source_->read({&r, 1});
+  return r.ok;
 }
 
 void Image::open_layers(const std::string& location, const SourceOptions& options) {

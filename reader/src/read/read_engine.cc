@@ -288,7 +288,8 @@ void ReadEngine::load(std::span<Want*> claimed) {
       auto page = std::make_shared<Page>();
       page->data.reset(new uint8_t[e.usize]);
       page->size = e.usize;
-      jobs.push_back(DecodeJob{&e, staging.data() + plan.where[i].second, page->data.get(), PageStatus::kOk});
+      jobs.push_back(DecodeJob{&e, staging.data() + plan.where[i].second, page->data.get(), PageStatus::kOk,
+                               image_.page_digest(claimed[i]->entry)});
       claim_of.push_back(i);
       pages.push_back(std::move(page));
     }
@@ -329,7 +330,8 @@ void ReadEngine::fetch_stored(std::span<const uint64_t> entries, StoredPages& ou
     const format::PageEntry& e = image_.pages()[sorted[i]];
     const auto [range, at] = plan.where[i];
     out.at[order[i]] = at;
-    out.ok[order[i]] = plan.ranges[range].ok && checksum32(out.staging.data() + at, e.csize) == e.ccheck;
+    out.ok[order[i]] = plan.ranges[range].ok && checksum32(out.staging.data() + at, e.csize) == e.ccheck &&
+                       image_.stored_ok(sorted[i], out.staging.data() + at);
   }
 }
 
