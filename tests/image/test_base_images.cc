@@ -2,6 +2,7 @@
 // (FORMAT.md 4.3), chains of layers, flatten, and every way a base can be wrong: missing, replaced,
 // moved, damaged, or named by a crafted image.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -169,6 +170,15 @@ TEST_F(BaseImages, AMissingOrReplacedBaseIsRefusedAndAMovedOneCanBeNamed) {
   // Named by the caller, found by identity: the wrong candidate is passed over.
   expect_reads_as(dir_ / "v2.gdfs", dir_ / "src2",
                   {"--base", dir_ / "v1.gdfs", "--base", dir_ / "moved.gdfs"});
+}
+
+TEST_F(BaseImages, ABaseThatIsAFifoIsRefusedWithoutWaiting) {
+  build({"--base", dir_ / "v1.gdfs", "--layered", dir_ / "src2", dir_ / "v2.gdfs"});
+  fs::remove(dir_ / "v1.gdfs");
+  ASSERT_EQ(mkfifo((dir_ / "v1.gdfs").c_str(), 0600), 0);
+  CliResult r = run_inspect({"ls", dir_ / "v2.gdfs"});
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("not a regular file or block device"), std::string::npos) << r.err;
 }
 
 TEST_F(BaseImages, DamageInTheBaseIsAnErrorNeverWrongBytes) {

@@ -48,7 +48,9 @@ bool pread_full(int fd, uint8_t* dst, size_t len, uint64_t offset) {
 class FileSource final : public Source {
  public:
   explicit FileSource(const std::string& path)
-      : name_(path), fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+      // O_NONBLOCK: opening a FIFO (a path a layered image names, say) must not wait for a writer; it
+      // is then refused by size_of. Reads of files and block devices ignore the flag.
+      : name_(path), fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)) {
     if (fd_.get() < 0) fail_errno(path, "cannot open", errno);
     size_ = size_of(fd_.get(), path);
   }
