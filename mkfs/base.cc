@@ -87,7 +87,7 @@ void Base::index_tails(unsigned threads) {
   work(0);
   for (std::thread& t : pool) t.join();
   for (const OldTail& t : tails)
-    if (t.ok) tails_.try_emplace(Key{t.hash, t.len}, Tail{t.entry, t.offset});
+    if (t.ok) tails_.try_emplace(ContentKey{t.hash, t.len}, Tail{t.entry, t.offset});
 }
 
 uint32_t Base::page_candidate(const std::vector<uint8_t>& raw) const {
@@ -96,7 +96,7 @@ uint32_t Base::page_candidate(const std::vector<uint8_t>& raw) const {
 }
 
 std::optional<Base::Tail> Base::tail_candidate(const std::vector<uint8_t>& tail) const {
-  const auto it = tails_.find(Key{hash128(tail.data(), tail.size()), static_cast<uint32_t>(tail.size())});
+  const auto it = tails_.find(content_key(tail.data(), tail.size()));
   if (it == tails_.end()) return std::nullopt;
   return it->second;
 }

@@ -14,7 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "gdfs/checksum.h"
+#include "content_key.h"
 #include "gdfs/format.h"
 #include "gdfs/image.h"
 #include "gdfs/page.h"
@@ -73,15 +73,7 @@ class Base {
   const Options& o_;
   std::unique_ptr<Image> image_;
   std::unordered_map<uint64_t, uint32_t> pages_;  // (ucheck << 17 | usize) -> first such entry
-  struct Key {
-    Hash128 hash;
-    uint32_t len;
-    bool operator==(const Key&) const = default;
-  };
-  struct KeyHash {
-    size_t operator()(const Key& k) const { return static_cast<size_t>(k.hash.lo); }
-  };
-  std::unordered_map<Key, Tail, KeyHash> tails_;
+  std::unordered_map<ContentKey, Tail, ContentKeyHash> tails_;
 
   static constexpr size_t kPackCache = 64;  // decoded tail packs of OLD kept for confirming tails
   struct CachedPack {

@@ -12,6 +12,7 @@
 #include <unordered_set>
 
 #include "base.h"
+#include "content_key.h"
 #include "diag.h"
 #include "gdfs/checksum.h"
 #include "gdfs/unique_fd.h"
@@ -21,19 +22,6 @@
 
 namespace gdfs::mkfs {
 namespace {
-
-// Content key for deduplication: a 128-bit hash plus the length. A match is only a candidate.
-struct Key {
-  Hash128 hash;
-  uint32_t len;
-  bool operator==(const Key&) const = default;
-};
-struct KeyHash {
-  size_t operator()(const Key& k) const { return static_cast<size_t>(k.hash.lo); }
-};
-Key key_of(const uint8_t* p, size_t n) {
-  return {hash128(p, n), static_cast<uint32_t>(n)};
-}
 
 struct TailRef {
   uint32_t pack;    // tail pack ordinal
@@ -401,7 +389,7 @@ class Packer {
     if (base_) spare_->base_entry = base_->page_candidate(spare_->raw);
     if (o_.dedupe && spare_->base_entry == format::kNone) {
       const auto [it, fresh] =
-          pages_.try_emplace(key_of(spare_->raw.data(), spare_->raw.size()), pipeline_.submitted());
+          pages_.try_emplace(content_key(spare_->raw.data(), spare_->raw.size()), pipeline_.submitted());
       if (!fresh) spare_->dup_of = it->second;
     }
     pipeline_.submit(std::exchange(spare_, std::make_unique<PageJob>()));
@@ -409,9 +397,9 @@ class Packer {
 
   void add_tail(FileData& f, const std::vector<uint8_t>& tail) {
     if (base_ && reuse_tail(f, tail)) return;
-    Key key{};
+    ContentKey key{};
     if (o_.dedupe) {
-      key = key_of(tail.data(), tail.size());
+      key = content_key(tail.data(), tail.size());
       if (const auto it = tails_.find(key); it != tails_.end() && tail_matches(it->second, tail)) {
         f.tail_entry = it->second.pack;
         f.tail_offset = it->second.offset;
@@ -533,11 +521,11 @@ class Packer {
   PackResult r_;
   std::vector<FileData> by_node_;  // an archive build's FileData, by scan node
 
-  std::unique_ptr<PageJob> spare_ = std::make_unique<PageJob>();  // the page being read
-  page::CodecChoice file_codec_ = page::CodecChoice::kGDeflate;   // the current file's codec
-  size_t file_runs_ = 0;                                          // the current file's first HoleRun
-  uint32_t file_holes_ = 0;                                       // the current file's hole pages so far
-  std::unordered_map<Key, uint32_t, KeyHash> pages_;              // first entry with these contents
+  std::unique_ptr<PageJob> spare_ = std::make_unique<PageJob>();    // the page being read
+  page::CodecChoice file_codec_ = page::CodecChoice::kGDeflate;     // the current file's codec
+  size_t file_runs_ = 0;                                            // the current file's first HoleRun
+  uint32_t file_holes_ = 0;                                         // the current file's hole pages so far
+  std::unordered_map<ContentKey, uint32_t, ContentKeyHash> pages_;  // first entry with these contents
 
   std::vector<uint8_t> pack_;           // the current tail pack
   std::vector<uint32_t> pack_entries_;  // tail pack ordinal -> page table index
@@ -550,7 +538,7 @@ class Packer {
   std::unique_ptr<PageJob> open_pack_;  // the base pack whose tails are being gathered, or null
   uint32_t open_ordinal_ = 0;           // its index in base_pack_entries_
   std::unordered_map<uint32_t, size_t> open_offsets_;  // its checks by offset
-  std::unordered_map<Key, TailRef, KeyHash> tails_;
+  std::unordered_map<ContentKey, TailRef, ContentKeyHash> tails_;
   PageDecoder dec_;
   std::vector<uint8_t> stored_;
   std::vector<CachedPack> pack_cache_;  // at most kPackCache

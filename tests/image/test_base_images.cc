@@ -20,12 +20,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (auto& x : v) s += x + "\n";
-  return s;
-}
-
 class BaseImages : public ::testing::Test {
  protected:
   // v1: 300 small text files in 3 folders, two multi-page files, a sparse file. v2 (in src2): one file
@@ -73,7 +67,7 @@ class BaseImages : public ::testing::Test {
     CliResult x = run_inspect(args);
     ASSERT_EQ(x.code, 0) << x.err;
     const auto diffs = compare_trees(tree, out, false, false);
-    EXPECT_TRUE(diffs.empty()) << join(diffs);
+    EXPECT_TRUE(diffs.empty()) << join_lines(diffs);
     std::vector<std::string> verify{"verify", image};
     verify.insert(verify.end(), extra.begin(), extra.end());
     CliResult v = run_inspect(verify);

@@ -16,12 +16,6 @@
 namespace gdfs::test {
 namespace {
 
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (auto& x : v) s += x + "\n";
-  return s;
-}
-
 // One edge-case tree and its image, shared by the tests of this file (building it takes a second).
 class EdgeTree : public ::testing::Test {
  protected:
@@ -48,7 +42,7 @@ TEST_F(EdgeTree, ExtractGivesBackTheSameTree) {
   CliResult x = run_inspect({"extract", image_, *dir_ / "out"});
   ASSERT_EQ(x.code, 0) << x.err;
   auto diffs = compare_trees(*dir_ / "src", *dir_ / "out", caps_->root, caps_->xattrs);
-  EXPECT_TRUE(diffs.empty()) << join(diffs);
+  EXPECT_TRUE(diffs.empty()) << join_lines(diffs);
 }
 
 // The comparison above is only worth something if it sees differences: each mutation must be caught.
@@ -65,12 +59,12 @@ TEST_F(EdgeTree, CompareTreesNoticesDifferences) {
   symlink("other", (out + "/link-rel").c_str());
   std::filesystem::remove(out + "/names/-dash");
   auto diffs = compare_trees(*dir_ / "src", out, caps_->root, caps_->xattrs);
-  EXPECT_NE(join(diffs).find("only in one tree: names/-dash"), std::string::npos) << join(diffs);
+  EXPECT_NE(join_lines(diffs).find("only in one tree: names/-dash"), std::string::npos) << join_lines(diffs);
   std::filesystem::remove(out + "/tiny/f3");  // restore the entry list, so per-entry checks run
   write_file(out + "/names/-dash", "4");
   write_file(out + "/tiny/f3", "");
   diffs = compare_trees(*dir_ / "src", out, caps_->root, caps_->xattrs);
-  const std::string all = join(diffs);
+  const std::string all = join_lines(diffs);
   for (const char* want : {"one: mode", "page+1: content differs", "sub: mtime",
                            "hard-2: ", "link-rel: symlink target", "tiny/f3: size"})
     EXPECT_NE(all.find(want), std::string::npos) << want << " not reported in:\n" << all;
@@ -220,7 +214,7 @@ TEST(TinyFiles, EqualTailsAcrossManyPacksAreShared) {
   CliResult x = run_inspect({"extract", dir / "two.gdfs", dir / "out"});
   ASSERT_EQ(x.code, 0) << x.err;
   const auto diffs = compare_trees(dir / "two", dir / "out", false, false);
-  EXPECT_TRUE(diffs.empty()) << join(diffs);
+  EXPECT_TRUE(diffs.empty()) << join_lines(diffs);
 }
 
 TEST(Determinism, ThreadCountDoesNotChangeTheImage) {

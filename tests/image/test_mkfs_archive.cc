@@ -20,12 +20,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (auto& x : v) s += x + "\n";
-  return s;
-}
-
 bool same_bytes(const std::string& a, const std::string& b) {
   return read_bytes(a) == read_bytes(b);
 }
@@ -91,7 +85,7 @@ TEST_F(ArchiveEdge, ArchiveInAnyOrderReadsTheSame) {
   ASSERT_EQ(run_inspect({"verify", *dir_ / "reversed.gdfs"}).code, 0);
   ASSERT_EQ(run_inspect({"extract", *dir_ / "reversed.gdfs", *dir_ / "reversed-out"}).code, 0);
   const auto diffs = compare_trees(*dir_ / "dir-out", *dir_ / "reversed-out", caps_->root, caps_->xattrs);
-  EXPECT_TRUE(diffs.empty()) << join(diffs);
+  EXPECT_TRUE(diffs.empty()) << join_lines(diffs);
   EXPECT_FALSE(same_bytes(*dir_ / "dir.gdfs", *dir_ / "reversed.gdfs"));  // data order differs
 }
 
@@ -134,7 +128,7 @@ class ArchiveFormats : public ::testing::Test {
     ASSERT_EQ(run_inspect({"extract", dir_ / "dir.gdfs", dir_ / "dir-out"}).code, 0);
     ASSERT_EQ(run_inspect({"extract", dir_ / "arc.gdfs", dir_ / "arc-out"}).code, 0);
     const auto diffs = compare_trees(dir_ / "dir-out", dir_ / "arc-out", owners, false);
-    EXPECT_TRUE(diffs.empty()) << join(diffs);
+    EXPECT_TRUE(diffs.empty()) << join_lines(diffs);
   }
   void expect_kind(const ArchiveKind& kind, const std::string& name) {
     write_tree_archive(dir_ / "src", inode_order(dir_ / "src"), dir_ / name, kind);
@@ -218,7 +212,7 @@ TEST_F(ArchiveFormats, BaseImageIsReusedByAnArchiveBuild) {
   ASSERT_EQ(run_inspect({"extract", dir_ / "v1.gdfs", dir_ / "v1-out"}).code, 0);
   ASSERT_EQ(run_inspect({"extract", dir_ / "v2.gdfs", dir_ / "v2-out"}).code, 0);
   const auto diffs = compare_trees(dir_ / "v1-out", dir_ / "v2-out", true, false);
-  EXPECT_TRUE(diffs.empty()) << join(diffs);
+  EXPECT_TRUE(diffs.empty()) << join_lines(diffs);
 }
 
 // Members no real tree gives: implied directories, duplicates, bad paths and links.

@@ -24,14 +24,6 @@ using surgery::Bytes;
 
 constexpr uint64_t kPage = 65536;
 
-Bytes load(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return Bytes(std::istreambuf_iterator<char>(f), {});
-}
-void save(const std::string& path, const Bytes& b) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc)
-      .write(reinterpret_cast<const char*>(b.data()), b.size());
-}
 // Random bytes: every page is stored as it is, so two trees with files of equal sizes give images with
 // the same layout, and a page of one lies where the same page of the other does.
 void write_random(const std::string& path, uint64_t n, uint32_t seed) {
@@ -136,7 +128,7 @@ TEST_F(SignedImages, InspectShowsTheSignatureAndVerifiesWithTheKey) {
 
 TEST_F(SignedImages, SigningIsDeterministic) {
   ASSERT_EQ(run_mkfs({"-q", dir_ / "a", dir_ / "A2.gdfs", "--sign", a_.priv}).code, 0);
-  EXPECT_EQ(load(dir_ / "A.gdfs"), load(dir_ / "A2.gdfs"));
+  EXPECT_EQ(read_bytes(dir_ / "A.gdfs"), read_bytes(dir_ / "A2.gdfs"));
 }
 
 TEST_F(SignedImages, AnUnsignedImageOrAnotherKeysImageIsRefused) {
@@ -145,8 +137,8 @@ TEST_F(SignedImages, AnUnsignedImageOrAnotherKeysImageIsRefused) {
   ASSERT_EQ(run_mkfs({"-q", dir_ / "a", dir_ / "Bk.gdfs", "--sign", b_.priv}).code, 0);
   expect_refused(dir_ / "Bk.gdfs", a_.pub, "which is not trusted");
   // Rotation: a key file may hold the old and the new key; an image signed by either opens.
-  save(dir_ / "both.pub", [&] {
-    Bytes k = load(a_.pub), kb = load(b_.pub);
+  write_bytes(dir_ / "both.pub", [&] {
+    Bytes k = read_bytes(a_.pub), kb = read_bytes(b_.pub);
     k.insert(k.end(), kb.begin(), kb.end());
     return k;
   }());
@@ -165,44 +157,44 @@ TEST_F(SignedImages, AKeyFileThatIsNotAPublicEd25519KeyIsAnError) {
 }
 
 TEST_F(SignedImages, ATruncatedOrFlippedSignatureRegionIsRefused) {
-  const Bytes good = load(dir_ / "A.gdfs");
+  const Bytes good = read_bytes(dir_ / "A.gdfs");
   const format::Superblock sb = surgery::superblock(good);
   Bytes cut(good.begin(), good.end() - 10);
-  save(dir_ / "cut.gdfs", cut);
+  write_bytes(dir_ / "cut.gdfs", cut);
   expect_refused(dir_ / "cut.gdfs", a_.pub, "missing or truncated");
   Bytes gone(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(sb.image_size));
-  save(dir_ / "gone.gdfs", gone);
+  write_bytes(dir_ / "gone.gdfs", gone);
   expect_refused(dir_ / "gone.gdfs", a_.pub, "missing or truncated");
   // One flipped bit anywhere in the region: its checksum catches it...
   for (uint64_t at : {uint64_t{10}, uint64_t{30}, uint64_t{100}, uint64_t{130}, sb.sig_size - 1}) {
     Bytes bad = good;
     bad[sb.sig_offset + at] ^= 0x10;
-    save(dir_ / "flip.gdfs", bad);
+    write_bytes(dir_ / "flip.gdfs", bad);
     expect_refused(dir_ / "flip.gdfs", a_.pub, "signature region checksum mismatch");
     // ...and with the checksum made to match (an attacker's edit), the structure or the signature does.
     Bytes region = surgery::signature_region(bad);
     surgery::graft_signature(bad, region);
-    save(dir_ / "flip.gdfs", bad);
+    write_bytes(dir_ / "flip.gdfs", bad);
     EXPECT_THROW(open_with(dir_ / "flip.gdfs", a_.pub), ImageError) << "byte " << at;
   }
   Bytes bad = good;
   bad[sb.sig_offset + offsetof(format::SignatureHeader, signature) + 5] ^= 1;
   surgery::graft_signature(bad, surgery::signature_region(bad));
-  save(dir_ / "sig.gdfs", bad);
+  write_bytes(dir_ / "sig.gdfs", bad);
   expect_refused(dir_ / "sig.gdfs", a_.pub, "the signature does not match the image");
   bad = good;
   bad[sb.sig_offset + sizeof(format::SignatureHeader) + 7] ^= 1;  // a page digest
   surgery::graft_signature(bad, surgery::signature_region(bad));
-  save(dir_ / "digest.gdfs", bad);
+  write_bytes(dir_ / "digest.gdfs", bad);
   expect_refused(dir_ / "digest.gdfs", a_.pub, "the signature does not match the image");
 }
 
 TEST_F(SignedImages, AnotherImagesMetadataOrSignatureIsRefused) {
-  const Bytes a = load(dir_ / "A.gdfs"), b = load(dir_ / "B.gdfs");
+  const Bytes a = read_bytes(dir_ / "A.gdfs"), b = read_bytes(dir_ / "B.gdfs");
   // B as it is, with A's signature region: the root covers B's superblock, not A's.
   Bytes b_with_a = b;
   surgery::graft_signature(b_with_a, surgery::signature_region(a));
-  save(dir_ / "ba.gdfs", b_with_a);
+  write_bytes(dir_ / "ba.gdfs", b_with_a);
   expect_refused(dir_ / "ba.gdfs", a_.pub, "the signature does not match the image");
   // A's superblock and signature with B's metadata region (same layout, checksums made to match).
   const format::Superblock sa = surgery::superblock(a), sbb = surgery::superblock(b);
@@ -216,20 +208,20 @@ TEST_F(SignedImages, AnotherImagesMetadataOrSignatureIsRefused) {
   std::copy(std::begin(sbb.sections), std::end(sbb.sections), s.sections);
   surgery::put_superblock(a_meta_b, s);
   surgery::graft_signature(a_meta_b, surgery::signature_region(a));
-  save(dir_ / "ameta.gdfs", a_meta_b);
+  write_bytes(dir_ / "ameta.gdfs", a_meta_b);
   EXPECT_NO_THROW(Image::open(dir_ / "ameta.gdfs")) << "a valid image to a reader without the key";
   EXPECT_THROW(open_with(dir_ / "ameta.gdfs", a_.pub), ImageError);
 }
 
 TEST_F(SignedImages, PagesOfAnotherSignedImageFailTheirReadsWithNoWrongByte) {
-  const Bytes a = load(dir_ / "A.gdfs"), b = load(dir_ / "B.gdfs");
+  const Bytes a = read_bytes(dir_ / "A.gdfs"), b = read_bytes(dir_ / "B.gdfs");
   auto img = Image::open(dir_ / "A.gdfs");
   const format::PageEntry& e = img->pages()[img->page_ref(img->resolve("/f"), 1).entry];
   Bytes swapped = a;  // the second page of /f as B stores it, at the same place
   std::copy_n(b.begin() + static_cast<std::ptrdiff_t>(e.offset), e.csize,
               swapped.begin() + static_cast<std::ptrdiff_t>(e.offset));
   ASSERT_NE(swapped, a);
-  save(dir_ / "swapped.gdfs", swapped);
+  write_bytes(dir_ / "swapped.gdfs", swapped);
   auto t = open_with(dir_ / "swapped.gdfs", a_.pub);
   const auto [what, code] = read_all(*t, "/f");
   EXPECT_EQ(code, EIO);
@@ -246,7 +238,7 @@ TEST_F(SignedImages, PagesOfAnotherSignedImageFailTheirReadsWithNoWrongByte) {
 TEST_F(SignedImages, APageReplacedBehindRecomputedChecksumsIsRefused) {
   // The attack the checksums cannot see: B's page in A, with A's page entry given B's checksums and
   // every metadata checksum recomputed. A reader without the key reads B's bytes as A's file.
-  const Bytes a = load(dir_ / "A.gdfs"), b = load(dir_ / "B.gdfs");
+  const Bytes a = read_bytes(dir_ / "A.gdfs"), b = read_bytes(dir_ / "B.gdfs");
   surgery::Unpacked ua = surgery::unpack_image(a), ub = surgery::unpack_image(b);
   auto img = Image::open(dir_ / "A.gdfs");
   const uint64_t entry = img->page_ref(img->resolve("/f"), 0).entry;
@@ -259,7 +251,7 @@ TEST_F(SignedImages, APageReplacedBehindRecomputedChecksumsIsRefused) {
   std::copy_n(b.begin() + static_cast<std::ptrdiff_t>(eb->offset), eb->csize,
               forged.begin() + static_cast<std::ptrdiff_t>(ea->offset));
   surgery::graft_signature(forged, surgery::signature_region(a));
-  save(dir_ / "forged.gdfs", forged);
+  write_bytes(dir_ / "forged.gdfs", forged);
   auto plain = Image::open(dir_ / "forged.gdfs");
   const std::string f = read_all(*plain, "/f").first;
   EXPECT_EQ(f.substr(0, kPage), slurp(dir_ / "b/f").substr(0, kPage)) << "the forgery works without the key";
@@ -289,15 +281,23 @@ TEST_F(SignedImages, ALayeredImageProtectsItsBasePages) {
   EXPECT_EQ(v3->layers().size(), 2u);
   for (const char* f : {"/f", "/new", "/newer"})
     EXPECT_EQ(read_all(*v3, f).first, slurp(dir_ / "a" + std::string(f))) << f;
+  // Flattened, v3 is a standalone image, unsigned: readers without a key read it, and a key refuses it.
+  CliResult fl = run_inspect({"flatten", dir_ / "v3.gdfs", dir_ / "flat.gdfs"});
+  ASSERT_EQ(fl.code, 0) << fl.err;
+  auto flat = Image::open(dir_ / "flat.gdfs");
+  EXPECT_FALSE(flat->superblock().compat & format::kCompatSigned);
+  EXPECT_EQ(read_all(*flat, "/newer").first, slurp(dir_ / "a/newer"));
+  EXPECT_EQ(run_inspect({"verify", dir_ / "flat.gdfs"}).code, 0);
+  expect_refused(dir_ / "flat.gdfs", a_.pub, "not signed");
   // The base's page of /g replaced by /f's (a valid page of the same size), its superblock untouched.
   auto base = Image::open(dir_ / "v1.gdfs");
   const format::PageEntry& ef = base->pages()[base->page_ref(base->resolve("/f"), 0).entry];
   const format::PageEntry& eg = base->pages()[base->page_ref(base->resolve("/g"), 0).entry];
   ASSERT_EQ(ef.csize, eg.csize);
-  Bytes v1 = load(dir_ / "v1.gdfs");
+  Bytes v1 = read_bytes(dir_ / "v1.gdfs");
   std::copy_n(v1.begin() + static_cast<std::ptrdiff_t>(ef.offset), ef.csize,
               v1.begin() + static_cast<std::ptrdiff_t>(eg.offset));
-  save(dir_ / "v1.gdfs", v1);
+  write_bytes(dir_ / "v1.gdfs", v1);
   auto t = open_with(dir_ / "v2.gdfs", a_.pub);
   EXPECT_EQ(read_all(*t, "/g").second, EIO);
   EXPECT_EQ(read_all(*t, "/new").first, slurp(dir_ / "a/new"));

@@ -169,4 +169,10 @@ std::vector<std::string> compare_trees(const std::string& a, const std::string& 
   return diffs;
 }
 
+std::string join_lines(const std::vector<std::string>& lines) {
+  std::string s;
+  for (const std::string& l : lines) s += l + "\n";
+  return s;
+}
+
 }  // namespace gdfs::test

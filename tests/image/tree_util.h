@@ -45,5 +45,7 @@ void write_file(const std::string& path, const std::string& bytes);
 // content (reading only data segments of sparse files), hardlink groups, and that files sparse in `a`
 // are sparse in `b`. Returns one line per difference; empty means equal.
 std::vector<std::string> compare_trees(const std::string& a, const std::string& b, bool owners, bool xattrs);
+// The lines of compare_trees (or any list) as one text, a line each: for a test's failure message.
+std::string join_lines(const std::vector<std::string>& lines);
 
 }  // namespace gdfs::test

@@ -25,14 +25,6 @@ constexpr uint64_t kPage = 65536;
 #define REQUIRE_SERVER(server) \
   if (!(server).ok()) GTEST_SKIP() << "cannot start the test server: " << (server).error()
 
-Bytes load(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return Bytes(std::istreambuf_iterator<char>(f), {});
-}
-void save(const std::string& path, const Bytes& b) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc)
-      .write(reinterpret_cast<const char*>(b.data()), b.size());
-}
 std::string slurp(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(f), {});
@@ -110,11 +102,11 @@ TEST(RemoteTrust, AHostileServerIsRefusedOrEioWithNoWrongByte) {
   }
   // The server swaps in B's third page of /f: a valid page of an image signed by the same key.
   const format::PageEntry e = s.entry_of_f(2);
-  Bytes a = load(www() + "/trust/A.gdfs");
-  const Bytes b = load(www() + "/trust/B.gdfs");
+  Bytes a = read_bytes(www() + "/trust/A.gdfs");
+  const Bytes b = read_bytes(www() + "/trust/B.gdfs");
   std::copy_n(b.begin() + static_cast<std::ptrdiff_t>(e.offset), e.csize,
               a.begin() + static_cast<std::ptrdiff_t>(e.offset));
-  save(www() + "/trust/swapped.gdfs", a);
+  write_bytes(www() + "/trust/swapped.gdfs", a);
   auto r = Reader::open(web.http_url("trust/swapped.gdfs"), options(s.key.pub));
   EXPECT_EQ(read_compare(*r, "/f", s.a + "/f"), EIO);
   std::string two(2 * kPage, '\0');
@@ -140,8 +132,8 @@ TEST(RemoteTrust, ADiskCacheAlteredBetweenReadsIsEio) {
   const auto blocks = files_named(o.source.cache_dir, ".blk");
   ASSERT_EQ(blocks.size(), 1u);
   const format::PageEntry e = s.entry_of_f(3);
-  const Bytes b = load(www() + "/trust/B.gdfs");
-  Bytes blk = load(blocks[0]);
+  const Bytes b = read_bytes(www() + "/trust/B.gdfs");
+  Bytes blk = read_bytes(blocks[0]);
   constexpr size_t kHeader = 64, kDataCheck = 32, kHeaderCheck = 56;
   ASSERT_GE(blk.size(), kHeader + e.offset + e.csize);
   std::copy_n(b.begin() + static_cast<std::ptrdiff_t>(e.offset), e.csize,
@@ -150,7 +142,7 @@ TEST(RemoteTrust, ADiskCacheAlteredBetweenReadsIsEio) {
   std::memcpy(blk.data() + kDataCheck, &data_check, 8);
   const uint64_t header_check = checksum64(blk.data(), kHeaderCheck);
   std::memcpy(blk.data() + kHeaderCheck, &header_check, 8);
-  save(blocks[0], blk);
+  write_bytes(blocks[0], blk);
   auto r = Reader::open(web.http_url("trust/A.gdfs"), o);
   EXPECT_GT(counter(*r, "disk_cache_hits"), 0u) << "the altered block was used";
   EXPECT_EQ(read_compare(*r, "/f", s.a + "/f"), EIO);

@@ -1,6 +1,7 @@
 // `flatten`: a layered image (FORMAT.md 4.3) as one standalone image. Every page is read from the layer
 // that holds it, checked by both checksums (decoded), and written once; the metadata is the image's own
-// with the page table pointing at the copies. The files, their metadata and the uuid stay the same.
+// with the page table pointing at the copies. The files, their metadata and the uuid stay the same; a
+// signature does not (the image written is unsigned).
 #include <algorithm>
 #include <cstring>
 #include <ostream>
@@ -42,9 +43,13 @@ std::vector<format::PageEntry> copy_pages(const Image& img, mkfs::ImageWriter& o
     for (size_t g = g0; g < g1; ++g) {
       const ReadRange& r = ranges[g - g0];
       const format::PageEntry& e = entries[groups.first[g]];
-      const PageStatus st = r.ok ? dec.decode(e, r.dst, plain.data()) : PageStatus::kIoError;
+      // With --key, a page must also match its signed digest: a hostile base is not copied.
+      const uint64_t entry = groups.first[g];
+      const PageStatus st = !r.ok                          ? PageStatus::kIoError
+                            : !img.stored_ok(entry, r.dst) ? PageStatus::kDigest
+                                                           : dec.decode(e, r.dst, plain.data());
       if (st != PageStatus::kOk)
-        throw ImageError(img.name() + ": page entry " + std::to_string(groups.first[g]) + ": " +
+        throw ImageError(img.name() + ": page entry " + std::to_string(entry) + ": " +
                          page_status_message(st));
       data_end = format::align_up(data_end, format::kPageAlign);
       out.write_at(data_end, r.dst, r.length);
@@ -85,7 +90,11 @@ int flatten(const Options& o, std::ostream& out) {
   sb.incompat &= ~format::kIncompatLayers;
   sb.layers_offset = sb.layers_checksum = 0;
   sb.layers_size = sb.layer_count = 0;
-  sb.compat &= ~format::kCompatDedupe;
+  // The signature covered the layered image's superblock and page table, both rewritten here: the
+  // standalone image is unsigned (to sign it, build it again with mkfs.gdfs --sign, from its tree or from
+  // gdfs-inspect extract --archive).
+  sb.compat &= ~(format::kCompatDedupe | format::kCompatSigned);
+  sb.sig_offset = sb.sig_size = sb.sig_checksum = 0;
   for (const format::PageEntry& e : table)
     if (e.flags & format::kPageDeduped) sb.compat |= format::kCompatDedupe;
   sb.data_size = data_end - format::kDataOffset;

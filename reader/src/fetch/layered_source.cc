@@ -16,6 +16,7 @@ class LayeredSource final : public Source {
   const char* kind() const override { return layers_[0]->kind(); }
 
   void read(std::span<ReadRange> ranges) override {
+    if (read_one_layer(ranges)) return;
     // Each layer's ranges go to its source in one call, so a remote base still serves them concurrently.
     std::vector<std::vector<ReadRange>> by_layer(layers_.size());
     std::vector<std::pair<size_t, size_t>> where(ranges.size(), {SIZE_MAX, 0});  // (layer, index)
@@ -32,6 +33,20 @@ class LayeredSource final : public Source {
       if (!by_layer[k].empty()) layers_[k]->read(by_layer[k]);
     for (size_t i = 0; i < ranges.size(); ++i)
       if (where[i].first != SIZE_MAX) ranges[i].ok = by_layer[where[i].first][where[i].second].ok;
+  }
+
+  // The usual batch, all in one layer (the engine coalesces neighbours, which share a layer): its
+  // offsets are moved into that layer's source and back, with no copy of the ranges.
+  bool read_one_layer(std::span<ReadRange> ranges) {
+    if (ranges.empty()) return true;
+    const size_t k = ranges[0].offset / kLayerStride;
+    for (const ReadRange& r : ranges)
+      if (r.offset / kLayerStride != k || r.offset % kLayerStride + r.length > kLayerStride) return false;
+    if (k >= layers_.size()) return false;
+    for (ReadRange& r : ranges) r.offset -= k * kLayerStride;
+    layers_[k]->read(ranges);
+    for (ReadRange& r : ranges) r.offset += k * kLayerStride;
+    return true;
   }
 
   std::shared_ptr<Prefetch> start_prefetch(uint64_t offset, uint64_t length) override {
