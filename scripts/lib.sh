@@ -25,7 +25,7 @@ GDFS_BUILD_PACKAGES=(cmake g++ make pkg-config libcli11-dev libgtest-dev libdefl
                      openssl
                      # gdfs-inspect extract --archive (libarchive); its tests read back with bsdtar and cpio
                      libarchive-dev libarchive-tools cpio
-                     pybind11-dev python3-dev python3-pytest python3-numpy
+                     pybind11-dev python3-dev python3-pytest python3-numpy python3-venv
                      # tests/install and scripts/check-install: man pages (man-db, groff-base), bash
                      # completions (bash-completion), cpack -G DEB's dpkg-shlibdeps (dpkg-dev), and
                      # lintian, which must find no error in the .deb
@@ -61,6 +61,28 @@ fetch_test_oracles() {
     touch "$dir/.complete"
   else
     echo "note: could not install moto: the S3 tests will skip" >&2
+  fi
+  return 0
+}
+
+# The Python tests' virtualenv (.test-deps/pyenv, git-ignored): Debian's python3 (the one the module is
+# built for) with tests/python/requirements.txt from PyPI, made once and remade only when that file
+# changes. torch brings its CUDA libraries (~5 GB installed, about a minute from PyPI); no pip cache is
+# kept beside it. Best effort: without the network the tests that need these packages skip, saying so,
+# and this never fails the caller.
+python_test_env() {
+  local root=$1 env=$1/.test-deps/pyenv req=$1/tests/python/requirements.txt stamp
+  stamp=$(sha256sum "$req" | cut -c1-16)
+  if [ "$(cat "$env/.complete" 2>/dev/null)" = "$stamp" ]; then return 0; fi
+  echo "making the Python tests' virtualenv in $env (tests/python/requirements.txt)" >&2
+  rm -rf "$env"
+  if /usr/bin/python3 -m venv "$env" >&2 &&
+     timeout 1200 "$env/bin/pip" install -q --disable-pip-version-check --no-cache-dir --timeout 30 \
+       -r "$req" >&2; then
+    echo "$stamp" >"$env/.complete"
+  else
+    echo "note: could not make the Python tests' virtualenv: the tests that need its packages will skip" >&2
+    rm -rf "$env"
   fi
   return 0
 }

@@ -8,8 +8,14 @@
         buf = numpy.empty(st.st_size, numpy.uint8)
         img.read_into("/a/x.bin", buf)        # any writable buffer, or CUDA memory (CuPy, torch)
         parts = img.read_batch([("/a/x.bin", 0, 100), ("/b", 5, -1)])
+        with img.open("/a/table.npy") as f:   # a binary file object (seek, tell, readinto, ...)
+            table = numpy.load(f)
         for dirpath, dirnames, filenames in img.walk():
             ...
+
+Also: fsspec's "gdfs" protocol (gdfs.fs.GdfsFileSystem: pandas, pyarrow, xarray, zarr read files inside
+images, local or remote), and gdfs.torch (a PyTorch Dataset that data loader workers can share).
+An Image survives fork() and pickling: a child or another process opens it again on first use.
 
 Errors are OSError with the errno a file system would give (FileNotFoundError, IsADirectoryError,
 NotADirectoryError, EINVAL, EIO for a page that fails its checksums, ENOTSUP for device reads where no
@@ -20,9 +26,11 @@ import json as _json
 import posixpath as _posixpath
 import stat as _stat
 
+from ._file import ImageFile
+from ._file import open_file as _open_file
 from ._gdfs import Image, StatResult, __version__
 
-__all__ = ["Image", "StatResult", "__version__"]
+__all__ = ["Image", "ImageFile", "StatResult", "__version__"]
 
 
 def _walk(self, top="/", topdown=True, onerror=None):
@@ -82,7 +90,30 @@ def _stats(self):
     return _json.loads(self.stats_json())
 
 
+def _open(self, path, mode="rb", buffering=-1, encoding=None, errors=None, newline=None):
+    """A file object over regular file `path` (symlinks followed), as the built-in open() gives:
+    mode 'rb' (default) -> a buffered binary file (io.BufferedIOBase), 'r'/'rt' -> io.TextIOWrapper (encoding, errors and newline
+    as open()'s), buffering=0 -> the raw gdfs.ImageFile. Read-only and seekable, so numpy.load,
+    PIL.Image.open, tarfile, zipfile, json.load and pickle.load take it. A mode that writes raises
+    OSError(EROFS). The file reads through this Image: close the file before the Image."""
+    return _open_file(self, path, mode, buffering, encoding, errors, newline)
+
+
+def _reopen(path, kwargs):
+    return Image(path, **kwargs)
+
+
+def _reduce(self):
+    # Pickled as what opens it again: a spawned or forkserver data loader worker gets its own reader.
+    if self.closed:
+        raise ValueError("cannot pickle a closed gdfs.Image")
+    return (_reopen, (self.path, self._kwargs()))
+
+
 Image.walk = _walk
 Image.stats = _stats
+Image.open = _open
+Image.__reduce__ = _reduce
 Image.__module__ = "gdfs"
 StatResult.__module__ = "gdfs"
+ImageFile.__module__ = "gdfs"

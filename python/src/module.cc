@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "buffers.h"
 #include "gdfs/reader.h"
 
 namespace py = pybind11;
@@ -114,196 +115,86 @@ void shrink_bytes(py::bytes& b, size_t n) {
   b = py::reinterpret_steal<py::bytes>(p);
 }
 
-// ---- DLPack (https://dmlc.github.io/dlpack/latest/): the ABI of the unversioned capsule ---------------
-
-enum DLDeviceType : int32_t { kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLCUDAManaged = 13 };
-struct DLDevice {
-  int32_t device_type;
-  int32_t device_id;
-};
-struct DLDataType {
-  uint8_t code;
-  uint8_t bits;
-  uint16_t lanes;
-};
-struct DLTensor {
-  void* data;
-  DLDevice device;
-  int32_t ndim;
-  DLDataType dtype;
-  int64_t* shape;
-  int64_t* strides;  // in elements; null: compact row-major
-  uint64_t byte_offset;
-};
-struct DLManagedTensor {
-  DLTensor dl_tensor;
-  void* manager_ctx;
-  void (*deleter)(DLManagedTensor* self);
-};
-
-// A memory region that read_into fills: host or device, its address and size in bytes.
-struct Target {
-  void* ptr = nullptr;
-  size_t bytes = 0;
-  bool device = false;
-  void* stream = nullptr;  // device reads: a cudaStream_t (null: the legacy default stream)
-};
-
-// Byte size of a C-contiguous array, or ValueError. `strides` in units of `unit` bytes (null: compact).
-size_t contiguous_bytes(const std::vector<int64_t>& shape, const std::vector<int64_t>* strides,
-                        size_t itemsize, int64_t unit, const char* what) {
-  size_t n = itemsize;
-  for (int64_t d : shape) {
-    if (d < 0) throw py::value_error(std::string(what) + ": negative dimension");
-    n *= static_cast<size_t>(d);
-  }
-  if (!strides || n == 0) return n;
-  if (strides->size() != shape.size())
-    throw py::value_error(std::string(what) + ": strides do not match shape");
-  int64_t expect = static_cast<int64_t>(itemsize) / unit;
-  for (size_t i = shape.size(); i-- > 0;) {
-    if (shape[i] != 1 && (*strides)[i] != expect)
-      throw py::value_error(std::string(what) + ": read_into needs a C-contiguous buffer");
-    expect *= shape[i];
-  }
-  return n;
-}
-
-// The stream argument of read_into: None, an int (a cudaStream_t's value), or an object with
-// `cuda_stream` (torch.cuda.Stream) or `ptr` (cupy.cuda.Stream).
-void* stream_of(py::handle s) {
-  if (s.is_none()) return nullptr;
-  py::object v = py::reinterpret_borrow<py::object>(s);
-  if (py::hasattr(v, "cuda_stream"))
-    v = v.attr("cuda_stream");
-  else if (py::hasattr(v, "ptr"))
-    v = v.attr("ptr");
-  return reinterpret_cast<void*>(v.cast<uintptr_t>());
-}
-
-// __cuda_array_interface__ (version 2 or 3): data, shape, typestr, strides, stream, mask.
-Target cuda_array_target(py::handle obj, py::handle stream) {
-  py::dict cai = obj.attr("__cuda_array_interface__").cast<py::dict>();
-  if (cai.contains("mask") && !cai["mask"].is_none())
-    throw py::value_error("__cuda_array_interface__ with a mask is not supported");
-  py::tuple data = cai["data"].cast<py::tuple>();
-  if (data.size() != 2)
-    throw py::value_error("__cuda_array_interface__: 'data' must be (pointer, read_only)");
-  if (data[1].cast<bool>())
-    throw py::type_error("read_into needs a writable buffer (this CUDA array is read-only)");
-  const std::string typestr = cai["typestr"].cast<std::string>();
-  if (typestr.size() < 3) throw py::value_error("__cuda_array_interface__: bad typestr '" + typestr + "'");
-  const size_t itemsize = std::stoul(typestr.substr(2));
-  std::vector<int64_t> shape;
-  for (py::handle d : cai["shape"].cast<py::tuple>()) shape.push_back(d.cast<int64_t>());
-  std::vector<int64_t> strides;
-  const bool strided = cai.contains("strides") && !cai["strides"].is_none();
-  if (strided)
-    for (py::handle d : cai["strides"].cast<py::tuple>()) strides.push_back(d.cast<int64_t>());
-  Target t;
-  t.device = true;
-  t.bytes = contiguous_bytes(shape, strided ? &strides : nullptr, itemsize, 1, "__cuda_array_interface__");
-  t.ptr = reinterpret_cast<void*>(data[0].cast<uintptr_t>());
-  if (!stream.is_none())
-    t.stream = stream_of(stream);
-  else if (cai.contains("stream") && !cai["stream"].is_none())
-    t.stream = stream_of(cai["stream"]);  // the producer's stream: the read is queued on it
-  return t;
-}
-
-// A consumed DLPack capsule: renamed "used_dltensor" as the protocol asks, and its deleter called once
-// the read is done.
-class DlpackTensor {
- public:
-  explicit DlpackTensor(py::object capsule) : capsule_(std::move(capsule)) {
-    if (!PyCapsule_IsValid(capsule_.ptr(), "dltensor"))
-      throw py::type_error("__dlpack__() did not return a 'dltensor' capsule (already consumed?)");
-    t_ = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule_.ptr(), "dltensor"));
-    if (!t_ || PyCapsule_SetName(capsule_.ptr(), "used_dltensor") != 0) throw py::error_already_set();
-  }
-  ~DlpackTensor() {
-    if (t_ && t_->deleter) t_->deleter(t_);  // with the GIL: producers' deleters may drop references
-  }
-  DlpackTensor(const DlpackTensor&) = delete;
-  DlpackTensor& operator=(const DlpackTensor&) = delete;
-  const DLTensor& tensor() const { return t_->dl_tensor; }
-
- private:
-  py::object capsule_;
-  DLManagedTensor* t_ = nullptr;
-};
-
-// __dlpack__: host memory (CPU or CUDA pinned) or CUDA device memory; anything else is refused.
-Target dlpack_target(py::handle obj, py::handle stream, std::unique_ptr<DlpackTensor>& keep) {
-  int32_t type = -1;
-  if (py::hasattr(obj, "__dlpack_device__"))
-    type = obj.attr("__dlpack_device__")().cast<py::tuple>()[0].cast<int32_t>();
-  const bool cuda = type == kDLCUDA || type == kDLCUDAManaged;
-  py::object capsule;
-  if (cuda) {
-    // The consumer's stream: the producer makes the data ready on it (1: the legacy default stream).
-    capsule = obj.attr("__dlpack__")(
-        py::arg("stream") =
-            stream.is_none() ? py::int_(1) : py::int_(reinterpret_cast<uintptr_t>(stream_of(stream))));
-  } else {
-    capsule = obj.attr("__dlpack__")();
-  }
-  keep = std::make_unique<DlpackTensor>(capsule);
-  const DLTensor& t = keep->tensor();
-  type = t.device.device_type;
-  if (type != kDLCPU && type != kDLCUDAHost && type != kDLCUDA && type != kDLCUDAManaged)
-    throw py::type_error("read_into takes host or CUDA memory; this DLPack tensor is on device type " +
-                         std::to_string(type));
-  if (t.ndim < 0 || (t.ndim > 0 && !t.shape)) throw py::value_error("DLPack tensor: bad shape");
-  const size_t bits = size_t{t.dtype.bits} * t.dtype.lanes;
-  if (bits == 0 || bits % 8) throw py::value_error("DLPack tensor: elements are not whole bytes");
-  std::vector<int64_t> shape(t.shape, t.shape + t.ndim);
-  std::vector<int64_t> strides;
-  if (t.strides) strides.assign(t.strides, t.strides + t.ndim);
-  Target out;
-  out.bytes = contiguous_bytes(shape, t.strides ? &strides : nullptr, bits / 8,
-                               static_cast<int64_t>(bits / 8), "DLPack tensor");
-  out.ptr = static_cast<uint8_t*>(t.data) + t.byte_offset;
-  out.device = type == kDLCUDA || type == kDLCUDAManaged;
-  if (out.device) out.stream = stream_of(stream);
-  return out;
-}
-
 DecoderChoice decoder_of(const std::string& name) {
   if (const std::optional<DecoderChoice> d = parse_decoder_choice(name)) return *d;
   throw py::value_error("decoder must be 'auto', 'cpu' or 'gpu', not '" + name + "'");
 }
 
+// An OSError(errno, message, filename) object, not raised: FileNotFoundError, IsADirectoryError, ... as
+// os gives them (read_batch(return_exceptions=True) hands these back in place of bytes).
+py::object os_error(int code, const std::string& message, py::handle filename) {
+  py::tuple args = py::make_tuple(code, message, py::reinterpret_borrow<py::object>(filename));
+  PyObject* e = PyObject_Call(PyExc_OSError, args.ptr(), nullptr);
+  if (!e) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(e);
+}
+
+// What Image() was given, kept to open the image again: in a child of fork() (its Reader's threads are
+// gone), and in another process (pickle; a data loader's spawned workers).
+struct OpenArgs {
+  py::object path;
+  py::dict kwargs;  // as given, for pickling
+  std::string name;
+  ReaderOptions options;
+};
+
+std::vector<std::string> string_list(py::handle items) {
+  std::vector<std::string> out;
+  if (!items.is_none())
+    for (py::handle b : items) out.push_back(fs_path(b));
+  return out;
+}
+
+OpenArgs open_args(py::object path, const py::dict& kw) {
+  OpenArgs a;
+  a.path = path;
+  a.kwargs = kw;
+  a.name = fs_path(path);
+  ReaderOptions& opt = a.options;
+  opt.cache_size = kw["cache_size"].cast<uint64_t>();
+  opt.threads = kw["threads"].cast<unsigned>();
+  opt.decoder = decoder_of(kw["decoder"].cast<std::string>());
+  opt.readahead = kw["readahead"].cast<uint64_t>();
+  opt.source.bases = string_list(kw["bases"]);
+  if (!kw["trusted_key"].is_none()) opt.source.trusted_key = fs_path(kw["trusted_key"]);
+  if (!kw["cache_dir"].is_none()) opt.source.cache_dir = fs_path(kw["cache_dir"]);
+  opt.source.disk_cache_size = kw["disk_cache_size"].cast<uint64_t>();
+  if (!kw["ca_file"].is_none()) opt.source.ca_file = fs_path(kw["ca_file"]);
+  opt.source.remote_timeout_s = kw["remote_timeout"].cast<double>();
+  if (!kw["aws"].is_none())
+    for (auto [k, v] : kw["aws"].cast<py::dict>())
+      opt.source.aws[k.cast<std::string>()] = v.is_none() ? std::string() : v.cast<std::string>();
+  return a;
+}
+
+std::shared_ptr<Reader> open_reader(const OpenArgs& a, bool release_gil) {
+  try {
+    if (!release_gil) return Reader::open(a.name, a.options);
+    py::gil_scoped_release nogil;  // validation reads the whole metadata region
+    return Reader::open(a.name, a.options);
+  } catch (const std::exception& e) {
+    raise_os_error(error_code(e), e.what(), a.path);
+  }
+}
+
 class Image {
  public:
-  Image(py::object path, uint64_t cache_size, unsigned threads, const std::string& decoder,
-        uint64_t readahead, py::object bases, py::object trusted_key)
-      : path_(path) {
-    name_ = fs_path(path);
-    ReaderOptions opt;
-    opt.cache_size = cache_size;
-    opt.threads = threads;
-    opt.decoder = decoder_of(decoder);
-    opt.readahead = readahead;
-    if (!bases.is_none())
-      for (py::handle b : bases) opt.source.bases.push_back(fs_path(b));
-    if (!trusted_key.is_none()) opt.source.trusted_key = fs_path(trusted_key);
-    std::unique_ptr<Reader> r;
-    try {
-      py::gil_scoped_release nogil;  // validation reads the whole metadata region
-      r = Reader::open(name_, opt);
-    } catch (const std::exception& e) {
-      raise_os_error(error_code(e), e.what(), path);
-    }
-    reader_ = std::move(r);
+  explicit Image(OpenArgs args) : args_(std::move(args)) {
+    reader_ = open_reader(args_, true);
     generation_ = g_fork_generation.load(std::memory_order_relaxed);
   }
 
   // The reader, held for the length of a call (close() from another thread cannot free it meanwhile).
+  // In a child of fork() the image is opened again first, with the GIL held all along so that two
+  // threads of the child cannot both do it.
   std::shared_ptr<Reader> get() const {
     if (!reader_) throw py::value_error("I/O operation on a closed gdfs.Image");
-    if (generation_ != g_fork_generation.load(std::memory_order_relaxed))
-      throw py::value_error("this gdfs.Image was opened before fork(): open it again in this process");
+    const unsigned now = g_fork_generation.load(std::memory_order_relaxed);
+    if (generation_ != now) {
+      forget_if_forked();
+      reader_ = open_reader(args_, false);
+      generation_ = now;
+    }
     return reader_;
   }
 
@@ -321,7 +212,8 @@ class Image {
     }
   }
   bool closed() const { return !reader_; }
-  py::object path() const { return path_; }
+  py::object path() const { return args_.path; }
+  py::dict kwargs() const { return args_.kwargs; }
 
   uint32_t lookup(py::handle path) const {
     auto r = get();
@@ -336,21 +228,16 @@ class Image {
   }
 
   py::list listdir(py::handle path) const {
-    auto r = get();
-    const std::string p = fs_path(path);
-    const std::vector<DirEntry> ents = translate(path, [&] { return r->list(p); });
     py::list out;
-    for (const DirEntry& e : ents) out.append(fs_name(e.name, is_bytes_path(path)));
+    for (const DirEntry& e : list(path)) out.append(fs_name(e.name, is_bytes_path(path)));
     return out;
   }
 
   // (name, st_mode) of each entry: what walk() needs, in one call per directory.
   py::list scandir(py::handle path) const {
-    auto r = get();
-    const std::string p = fs_path(path);
-    const std::vector<DirEntry> ents = translate(path, [&] { return r->list(p); });
     py::list out;
-    for (const DirEntry& e : ents) out.append(py::make_tuple(fs_name(e.name, is_bytes_path(path)), e.mode));
+    for (const DirEntry& e : list(path))
+      out.append(py::make_tuple(fs_name(e.name, is_bytes_path(path)), e.mode));
     return out;
   }
 
@@ -365,15 +252,7 @@ class Image {
     const std::string p = fs_path(path);
     const uint64_t off = checked_offset(offset, path);
     const FileStat st = translate(path, [&] { return r->stat(p); });
-    py::bytes out = new_bytes(read_length(st.size, off, size));
-    char* dst = PyBytes_AS_STRING(out.ptr());
-    const size_t want = static_cast<size_t>(PyBytes_GET_SIZE(out.ptr()));
-    const size_t got = translate(path, [&] {
-      py::gil_scoped_release nogil;
-      return r->read(st.ino, off, want, dst);  // a directory or a symlink: EISDIR
-    });
-    shrink_bytes(out, got);
-    return out;
+    return read_ino(*r, path, st, off, size);
   }
 
   size_t read_into(py::handle path, py::handle buffer, int64_t offset, py::handle stream) const {
@@ -381,65 +260,92 @@ class Image {
     const std::string p = fs_path(path);
     const uint64_t off = checked_offset(offset, path);
     const uint32_t ino = translate(path, [&] { return r->lookup(p); });
-    std::unique_ptr<DlpackTensor> capsule;  // alive until the read is done
-    Target t;
-    // __cuda_array_interface__ first: a CuPy array also offers the buffer protocol, which raises for
-    // device memory.
-    if (py::hasattr(buffer, "__cuda_array_interface__"))
-      t = cuda_array_target(buffer, stream);
-    else if (PyObject_CheckBuffer(buffer.ptr()))
-      return read_into_host(*r, path, ino, off, buffer);
-    else if (py::hasattr(buffer, "__dlpack__"))
-      t = dlpack_target(buffer, stream, capsule);
-    else
-      throw py::type_error(
-          std::string("read_into needs a writable buffer (bytearray, numpy array, memoryview), ") +
-          "an object with __cuda_array_interface__ or one with __dlpack__, not " +
-          Py_TYPE(buffer.ptr())->tp_name);
-    return translate(path, [&] {
-      py::gil_scoped_release nogil;
-      return t.device ? r->read_device(ino, off, t.bytes, t.ptr, t.stream)
-                      : r->read(ino, off, t.bytes, t.ptr);
-    });
+    return read_ino_into(*r, path, ino, buffer, off, stream);
   }
 
-  py::list read_batch(py::iterable requests) const {
+  // The file objects' reads: by inode, which Image.open looked up once.
+  size_t pread_into(uint32_t ino, py::handle buffer, int64_t offset, py::handle name) const {
     auto r = get();
-    std::vector<ReadRequest> reqs;
-    std::vector<py::object> paths;
-    py::list out;
+    return read_ino_into(*r, name, ino, buffer, checked_offset(offset, name), py::none());
+  }
+
+  py::list read_batch(py::iterable requests, bool return_exceptions) const {
+    auto r = get();
+    Batch b;
+    py::list results;
     for (py::handle item : requests) {
-      py::tuple t = py::reinterpret_borrow<py::object>(item).cast<py::tuple>();
-      if (t.size() != 3) throw py::value_error("read_batch takes (path, offset, size) tuples");
+      py::tuple t = request_tuple(item, "read_batch takes (path, offset, size) tuples");
       py::object path = t[0];
-      const std::string p = fs_path(path);
-      const uint64_t off = checked_offset(t[1].cast<int64_t>(), path);
-      const int64_t size = t[2].cast<int64_t>();
-      const FileStat st = translate(path, [&] { return r->stat(p); });
-      py::bytes b = new_bytes(read_length(st.size, off, size));
-      ReadRequest q;
-      q.ino = st.ino;
-      q.offset = off;
-      q.length = static_cast<size_t>(PyBytes_GET_SIZE(b.ptr()));
-      q.dst = PyBytes_AS_STRING(b.ptr());
-      reqs.push_back(std::move(q));
-      paths.push_back(path);
-      out.append(b);
+      const size_t i = results.size();
+      results.append(py::none());
+      try {
+        const std::string p = fs_path(path);
+        const uint64_t off = checked_offset(t[1].cast<int64_t>(), path);
+        const int64_t size = t[2].cast<int64_t>();
+        const FileStat st = translate(path, [&] { return r->stat(p); });
+        py::bytes bytes = new_bytes(read_length(st.size, off, size));
+        b.add(st.ino, off, static_cast<size_t>(PyBytes_GET_SIZE(bytes.ptr())), PyBytes_AS_STRING(bytes.ptr()),
+              i, path);
+        results[i] = bytes;
+      } catch (py::error_already_set& e) {
+        if (!e.matches(PyExc_OSError)) throw;  // errors of the request itself (TypeError): at once
+        results[i] = e.value();
+      }
     }
-    {
-      py::gil_scoped_release nogil;
-      r->read_batch(reqs);
+    b.run_host(*r);
+    for (size_t k = 0; k < b.reqs.size(); ++k) {
+      const size_t i = b.index[k];
+      if (b.reqs[k].error) {
+        results[i] = b.error_object(k);
+        continue;
+      }
+      py::bytes bytes = results[i];
+      results[i] = py::none();  // the list's reference: shrink_bytes needs the only one
+      shrink_bytes(bytes, b.reqs[k].bytes);
+      results[i] = bytes;
     }
-    for (size_t i = 0; i < reqs.size(); ++i) {
-      if (reqs[i].error) raise_os_error(reqs[i].error, reqs[i].message, paths[i]);
+    if (!return_exceptions) raise_first_error(results);
+    return results;
+  }
+
+  // [(path, offset, buffer), ...] -> [bytes read, ...]: one batch into host buffers and one into device
+  // buffers (queued on `stream`, else on the first device buffer's own stream).
+  py::list read_batch_into(py::iterable requests, py::handle stream, bool return_exceptions) const {
+    auto r = get();
+    Batch host, dev;
+    std::vector<std::unique_ptr<BufferTarget>> targets;  // alive until the reads are done
+    py::list results;
+    void* dev_stream = nullptr;  // `stream` where given, else the first device buffer's own
+    for (py::handle item : requests) {
+      py::tuple t = request_tuple(item, "read_batch_into takes (path, offset, buffer) tuples");
+      py::object path = t[0];
+      results.append(py::none());
+      const size_t i = results.size() - 1;
+      try {
+        const std::string p = fs_path(path);
+        const uint64_t off = checked_offset(t[1].cast<int64_t>(), path);
+        const uint32_t ino = translate(path, [&] { return r->lookup(p); });
+        auto target = std::make_unique<BufferTarget>(t[2], stream);
+        Batch& b = target->device() ? dev : host;
+        if (target->device() && dev.reqs.empty()) dev_stream = target->stream();
+        b.add(ino, off, target->bytes(), target->ptr(), i, path);
+        targets.push_back(std::move(target));
+      } catch (py::error_already_set& e) {
+        if (!e.matches(PyExc_OSError)) throw;  // errors of the request itself (TypeError): at once
+        results[i] = e.value();
+      }
     }
-    for (size_t i = 0; i < reqs.size(); ++i) {
-      py::bytes b = out[i];
-      out[i] = py::none();  // the list's reference: shrink_bytes needs the only one
-      shrink_bytes(b, reqs[i].bytes);
-      out[i] = b;
-    }
-    return out;
+    host.run_host(*r);
+    dev.run_device(*r, dev_stream);
+    for (Batch* b : {&host, &dev})
+      for (size_t k = 0; k < b->reqs.size(); ++k) {
+        if (b->reqs[k].error)
+          results[b->index[k]] = b->error_object(k);
+        else
+          results[b->index[k]] = py::int_(b->reqs[k].bytes);
+      }
+    if (!return_exceptions) raise_first_error(results);
+    return results;
   }
 
   py::tuple device_reads() const {
@@ -454,40 +360,102 @@ class Image {
   std::string fetcher() const { return get()->fetcher_name(); }
 
   std::string repr() const {
-    std::string s = "<gdfs.Image " + std::string(py::repr(path_));
+    std::string s = "<gdfs.Image " + std::string(py::repr(args_.path));
     if (!reader_) return s + " closed>";
     return s + " decoder=" + reader_->decoder_name() + " fetcher=" + reader_->fetcher_name() + ">";
   }
 
  private:
-  size_t read_into_host(Reader& r, py::handle path, uint32_t ino, uint64_t off, py::handle buffer) const {
-    Py_buffer view;
-    if (PyObject_GetBuffer(buffer.ptr(), &view, PyBUF_STRIDES) != 0) throw py::error_already_set();
-    struct Release {
-      Py_buffer* v;
-      ~Release() { PyBuffer_Release(v); }
-    } release{&view};
-    if (view.readonly) throw py::type_error("read_into needs a writable buffer (this one is read-only)");
-    if (!PyBuffer_IsContiguous(&view, 'C')) throw py::value_error("read_into needs a C-contiguous buffer");
-    void* dst = view.buf;
-    const size_t len = static_cast<size_t>(view.len);
+  // The requests of one batch call, each with the path it was asked by and where its result goes.
+  struct Batch {
+    std::vector<ReadRequest> reqs;
+    std::vector<size_t> index;  // reqs[k] answers results[index[k]]
+    std::vector<py::object> paths;
+
+    void add(uint32_t ino, uint64_t off, size_t len, void* dst, size_t i, py::object path) {
+      ReadRequest q;
+      q.ino = ino;
+      q.offset = off;
+      q.length = len;
+      q.dst = dst;
+      reqs.push_back(std::move(q));
+      index.push_back(i);
+      paths.push_back(std::move(path));
+    }
+    py::object error_object(size_t k) const { return os_error(reqs[k].error, reqs[k].message, paths[k]); }
+    void run_host(Reader& r) {
+      if (reqs.empty()) return;
+      py::gil_scoped_release nogil;
+      r.read_batch(reqs);
+    }
+    void run_device(Reader& r, void* stream) {
+      if (reqs.empty()) return;
+      // A failure of the whole batch (no usable device) is every request's error.
+      try {
+        py::gil_scoped_release nogil;
+        r.read_batch_device(reqs, stream);
+      } catch (const ImageError& e) {
+        for (ReadRequest& q : reqs) {
+          q.error = e.code();
+          q.message = e.what();
+        }
+      }
+    }
+  };
+
+  // Raises the first exception in `results` (a batch without return_exceptions), if any.
+  static void raise_first_error(const py::list& results) {
+    for (py::handle x : results)
+      if (PyExceptionInstance_Check(x.ptr())) {
+        PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(x.ptr())), x.ptr());
+        throw py::error_already_set();
+      }
+  }
+
+  static py::tuple request_tuple(py::handle item, const char* what) {
+    py::tuple t = py::reinterpret_borrow<py::object>(item).cast<py::tuple>();
+    if (t.size() != 3) throw py::value_error(what);
+    return t;
+  }
+
+  std::vector<DirEntry> list(py::handle path) const {
+    auto r = get();
+    const std::string p = fs_path(path);
+    return translate(path, [&] { return r->list(p); });
+  }
+
+  static py::bytes read_ino(Reader& r, py::handle path, const FileStat& st, uint64_t off, int64_t size) {
+    py::bytes out = new_bytes(read_length(st.size, off, size));
+    char* dst = PyBytes_AS_STRING(out.ptr());
+    const size_t want = static_cast<size_t>(PyBytes_GET_SIZE(out.ptr()));
+    const size_t got = translate(path, [&] {
+      py::gil_scoped_release nogil;
+      return r.read(st.ino, off, want, dst);  // a directory or a symlink: EISDIR
+    });
+    shrink_bytes(out, got);
+    return out;
+  }
+
+  static size_t read_ino_into(Reader& r, py::handle path, uint32_t ino, py::handle buffer, uint64_t off,
+                              py::handle stream) {
+    const BufferTarget t(buffer, stream);  // alive until the read is done
     return translate(path, [&] {
       py::gil_scoped_release nogil;
-      return r.read(ino, off, len, dst);
+      return t.device() ? r.read_device(ino, off, t.bytes(), t.ptr(), t.stream())
+                        : r.read(ino, off, t.bytes(), t.ptr());
     });
   }
 
   // In a child of fork() the Reader's threads are gone: its destructor would wait for them forever. The
   // child drops it without destroying it (the memory is the parent's copy; the child's exit frees it).
-  void forget_if_forked() {
+  void forget_if_forked() const {
     if (reader_ && generation_ != g_fork_generation.load(std::memory_order_relaxed))
       new std::shared_ptr<Reader>(std::move(reader_));  // deliberately never deleted
   }
 
-  py::object path_;
-  std::string name_;
-  std::shared_ptr<Reader> reader_;
-  unsigned generation_ = 0;
+  OpenArgs args_;
+  mutable std::shared_ptr<Reader> reader_;
+  mutable unsigned generation_ = 0;
 };
 
 // ---- read and read_into as METH_FASTCALL methods --------------------------------------------------------
@@ -569,6 +537,25 @@ PyObject* read_into_fast(PyObject* self, PyObject* const* args, Py_ssize_t nargs
   });
 }
 
+// The file objects' read: (ino, buffer, offset, name); `name` only names the file in errors.
+PyObject* pread_into_fast(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  return fastcall([&] {
+    PyObject* a[4];
+    parse_args("_pread_into", args, nargs, kwnames, {"ino", "buffer", "offset", "name"}, 4, a);
+    const Image& img = py::handle(self).cast<const Image&>();
+    const int64_t ino = int_arg(a[0], 0);
+    if (ino <= 0 || ino > UINT32_MAX) throw py::value_error("_pread_into: bad inode number");
+    const size_t n = img.pread_into(static_cast<uint32_t>(ino), a[1], int_arg(a[2], 0), a[3]);
+    return py::reinterpret_steal<py::object>(PyLong_FromSize_t(n));
+  });
+}
+
+PyMethodDef g_pread_into_def = {
+    "_pread_into", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(pread_into_fast)),
+    METH_FASTCALL | METH_KEYWORDS,
+    "_pread_into($self, /, ino, buffer, offset, name)\n--\n\n"
+    "read_into by inode number (what Image.open's file objects call); `name` is for errors only."};
+
 PyMethodDef g_read_def = {
     "read", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(read_fast)),
     METH_FASTCALL | METH_KEYWORDS,
@@ -632,8 +619,16 @@ PYBIND11_MODULE(_gdfs, m) {
         return std::string(line);
       });
 
-  py::class_<Image>(m, "Image", R"(A gdfs image, opened and validated: Image(path_or_url, *, cache_size=0,
-threads=0, decoder='auto', readahead=4 MiB, bases=None, trusted_key=None).
+  py::class_<Image>(m, "Image", R"(A gdfs image, opened and validated: a local path, or an http(s):// or
+s3:// URL.
+
+Image(path_or_url, *, cache_size=0, threads=0, decoder='auto', readahead=4 MiB, bases=None,
+      trusted_key=None, cache_dir=None, disk_cache_size=1 GiB, ca_file=None, remote_timeout=60,
+      aws=None)
+
+cache_size: bytes of decoded pages kept (0: an eighth of RAM, 64 MiB..4 GiB); threads: CPU decode
+threads (0: one per core); decoder: 'auto' (the GPU when usable), 'cpu' or 'gpu'; readahead: bytes
+decoded ahead of a sequential reader (0: off).
 
 bases: where the base images of a layered image are, when not where the image says (each taken only
 if it is exactly the recorded base).
@@ -641,15 +636,38 @@ if it is exactly the recorded base).
 trusted_key: a PEM file of Ed25519 public keys. The image is refused (PermissionError) unless it is
 signed by one of them, and every page read is checked against its signed digest (EIO otherwise).
 
-cache_size: bytes of decoded pages kept (0: an eighth of RAM, 64 MiB..4 GiB); threads: CPU decode
-threads (0: one per core); decoder: 'auto' (the GPU when usable), 'cpu' or 'gpu'; readahead: bytes
-decoded ahead of a sequential reader (0: off). Paths inside the image are like "/a/b"; symlinks are
-not followed. One Image serves any number of threads; reads release the GIL. An Image opened before
-fork() must be opened again in the child. Errors are OSError with the errno a file system would give.)")
-      .def(py::init<py::object, uint64_t, unsigned, const std::string&, uint64_t, py::object, py::object>(),
+Remote images: cache_dir keeps fetched page bytes on disk (bounded by disk_cache_size) across
+processes; ca_file is a PEM bundle to trust instead of the system's; remote_timeout bounds one read,
+retries included; aws is a dict of S3 settings named like the environment variables it stands in for
+(AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_ENDPOINT_URL, AWS_REGION,
+AWS_PROFILE; a value of None or '' unsets one).
+
+Paths inside the image are like "/a/b"; symlinks are not followed (Image.open follows them). One
+Image serves any number of threads; reads release the GIL. It survives fork() (the child opens it
+again on first use) and pickling (the other process opens it again), so data loader workers can take
+it. Errors are OSError with the errno a file system would give.)")
+      .def(py::init([](py::object path, uint64_t cache_size, unsigned threads, const std::string& decoder,
+                       uint64_t readahead, py::object bases, py::object trusted_key, py::object cache_dir,
+                       uint64_t disk_cache_size, py::object ca_file, double remote_timeout, py::object aws) {
+             py::dict kw;
+             kw["cache_size"] = cache_size;
+             kw["threads"] = threads;
+             kw["decoder"] = decoder;
+             kw["readahead"] = readahead;
+             kw["bases"] = bases.is_none() ? bases : py::object(py::list(bases));
+             kw["trusted_key"] = trusted_key;
+             kw["cache_dir"] = cache_dir;
+             kw["disk_cache_size"] = disk_cache_size;
+             kw["ca_file"] = ca_file;
+             kw["remote_timeout"] = remote_timeout;
+             kw["aws"] = aws.is_none() ? aws : py::object(py::dict(aws));
+             return std::make_unique<Image>(gp::open_args(std::move(path), kw));
+           }),
            py::arg("path"), py::kw_only(), py::arg("cache_size") = 0, py::arg("threads") = 0,
            py::arg("decoder") = "auto", py::arg("readahead") = uint64_t{4} << 20,
-           py::arg("bases") = py::none(), py::arg("trusted_key") = py::none())
+           py::arg("bases") = py::none(), py::arg("trusted_key") = py::none(),
+           py::arg("cache_dir") = py::none(), py::arg("disk_cache_size") = uint64_t{1} << 30,
+           py::arg("ca_file") = py::none(), py::arg("remote_timeout") = 60.0, py::arg("aws") = py::none())
       .def("lookup", &Image::lookup, py::arg("path"), "The inode number of `path`.")
       .def("stat", &Image::stat, py::arg("path"),
            "A StatResult (st_mode, st_size, st_mtime_ns, st_nlink, st_uid, st_gid, st_ino, st_mtime, "
@@ -659,9 +677,19 @@ fork() must be opened again in the child. Errors are OSError with the errno a fi
            "The names in directory `path`, in byte order (bytes for a bytes path, as os.listdir).")
       .def("_scandir", &Image::scandir, py::arg("path"), "[(name, st_mode)] of directory `path` (for walk).")
       .def("readlink", &Image::readlink, py::arg("path"), "The target of symlink `path` (EINVAL if not one).")
-      .def("read_batch", &Image::read_batch, py::arg("requests"),
-           "[(path, offset, size), ...] -> [bytes, ...] in one fetch and one decode batch (size -1: to the "
-           "end). Raises OSError for the first request that failed.")
+      .def("read_batch", &Image::read_batch, py::arg("requests"), py::kw_only(),
+           py::arg("return_exceptions") = false,
+           "[(path, offset, size), ...] -> [bytes, ...] in one fetch and one decode batch (size -1: to the\n"
+           "end). Raises the OSError of the first request (in order) that failed; with "
+           "return_exceptions=True, a failed\n"
+           "request's place holds its OSError instead (errno, message naming image, path, inode and page,\n"
+           "filename) and the other requests are still read.")
+      .def("read_batch_into", &Image::read_batch_into, py::arg("requests"), py::kw_only(),
+           py::arg("stream") = py::none(), py::arg("return_exceptions") = false,
+           "[(path, offset, buffer), ...] -> [bytes read, ...]: each buffer filled as read_into would, in\n"
+           "one batch for the host buffers and one for the CUDA ones (queued on `stream`, else on the\n"
+           "first CUDA buffer's own stream, and done when the call returns). Errors as read_batch.")
+      .def("_kwargs", &Image::kwargs, "The keyword arguments the image was opened with (for pickling).")
       .def("device_reads", &Image::device_reads,
            "(True, how) where read_into can fill CUDA memory here, else (False, why not).")
       .def("stats_json", &Image::stats_json, "The reader's counters as one JSON object (README, Counters).")
@@ -676,4 +704,5 @@ fork() must be opened again in the child. Errors are OSError with the errno a fi
   py::object image_class = m.attr("Image");
   gp::add_fast_method(image_class, &gp::g_read_def);
   gp::add_fast_method(image_class, &gp::g_read_into_def);
+  gp::add_fast_method(image_class, &gp::g_pread_into_def);
 }

@@ -3,14 +3,40 @@ when the gdfs package is not on PYTHONPATH (not built), or when every test in th
 otherwise pytest's own status.
 
     python3 run_pytest.py tests/python/test_gdfs.py [pytest options]
+
+Where GDFS_TEST_VENV names the python of the tests' virtualenv (scripts/lib.sh python_test_env: pandas,
+pyarrow, fsspec, torch, ...) and it is the same Python version as this one (the module's ABI), the
+tests run under it instead.
 """
 
+import os
+import subprocess
 import sys
 
 SKIPPED = 77
 
 
+def venv_python():
+    """The virtualenv's python when it should run the tests instead of this one, else None."""
+    venv = os.environ.get("GDFS_TEST_VENV", "")
+    if not venv or not os.path.exists(venv) or os.environ.get("VIRTUAL_ENV"):
+        return None
+    root = os.path.dirname(os.path.dirname(venv))
+    if not os.path.exists(os.path.join(root, ".complete")):
+        return None  # not made, or being made
+    if os.path.realpath(root) == os.path.realpath(sys.prefix):
+        return None  # running in it already
+    version = subprocess.run([venv, "-c", "import sys; print(sys.version_info[:2])"], capture_output=True, text=True)
+    if version.stdout.strip() != str(sys.version_info[:2]):
+        print(f"note: {venv} is Python {version.stdout.strip()}, the module is built for {sys.version_info[:2]}")
+        return None
+    return venv
+
+
 def main():
+    venv = venv_python()
+    if venv:
+        os.execv(venv, [venv] + sys.argv)
     try:
         import pytest
     except ImportError:

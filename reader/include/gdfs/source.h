@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -102,6 +103,11 @@ struct SourceOptions {
   // $AWS_S3_ADDRESSING_STYLE, else the profile's s3.addressing_style, else path-style when an endpoint
   // is configured or the bucket name has dots, virtual-host style otherwise.
   std::string s3_addressing;
+  // S3 settings that take the place of the environment variables of the same names (AWS_ACCESS_KEY_ID,
+  // AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_ENDPOINT_URL, AWS_REGION, AWS_PROFILE, ...): one
+  // image's credentials and endpoint without changing the process's environment (the Python package's
+  // fsspec options). An empty value counts as unset, whatever the environment says.
+  std::map<std::string, std::string> aws;
   // Layered images: where their base images are, when not where the image says (next to it). Each is
   // a path or URL; a base is taken from here only when it is exactly the recorded one.
   std::vector<std::string> bases;

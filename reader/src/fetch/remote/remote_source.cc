@@ -374,7 +374,11 @@ std::unique_ptr<Source> open_remote_source(const std::string& url, const SourceO
     kind = "s3";
     remote::S3Target t;
     try {
-      t = remote::resolve_s3(url, options.s3_addressing, [](const char* v) { return std::getenv(v); });
+      t = remote::resolve_s3(url, options.s3_addressing, [&options](const char* v) -> const char* {
+        const auto it = options.aws.find(v);
+        if (it == options.aws.end()) return std::getenv(v);
+        return it->second.empty() ? nullptr : it->second.c_str();
+      });
     } catch (const std::invalid_argument& e) {
       throw ImageError(e.what());
     }

@@ -1,0 +1,90 @@
+"""One timed epoch of a PyTorch DataLoader over the files of a dataset (bench/run-python-loader).
+
+    python_loader.py gdfs IMAGE      # gdfs.torch.ImageDataset: batches through read_batch_into
+    python_loader.py files DIR       # the same files read with open()/readinto from DIR (a mount, a folder)
+
+Options: --workers 4 --batch 64 --start fork --seed 0. Every file is read once, in a shuffled order
+that is the same for both modes (same seed, same sorted file list). Prints one JSON line: mode, files,
+bytes, seconds (wall, from the first batch asked for to the last received), MB/s, and a checksum of
+every sample's first and last bytes (both modes must print the same)."""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class FileDataset(Dataset):
+    """The files under `root`, sorted as ImageDataset lists them, each read whole into a uint8 tensor."""
+
+    def __init__(self, root):
+        self.root = root
+        self.files = []
+        for dirpath, _, filenames in os.walk(root):
+            self.files += ["/" + os.path.relpath(os.path.join(dirpath, n), root) for n in filenames]
+        self.files.sort()
+
+    def __len__(self):
+        return len(self.files)
+
+    def __getitem__(self, i):
+        path = self.root + self.files[i]
+        with open(path, "rb", buffering=0) as f:
+            size = os.fstat(f.fileno()).st_size
+            t = torch.empty(size, dtype=torch.uint8)
+            view = memoryview(t.numpy())
+            got = 0
+            while got < size:
+                n = f.readinto(view[got:])
+                if not n:
+                    break
+                got += n
+        return t
+
+
+def collate(batch):
+    return batch
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode", choices=["gdfs", "files"])
+    ap.add_argument("path")
+    ap.add_argument("--workers", type=int, default=4)
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--start", default="fork")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    if args.mode == "gdfs":
+        from gdfs.torch import ImageDataset
+
+        listed = ImageDataset(args.path, image_options={"threads": 1})
+        ds = ImageDataset(listed.image, files=sorted(listed.files))  # the order FileDataset uses
+    else:
+        ds = FileDataset(args.path)
+    g = torch.Generator()
+    g.manual_seed(args.seed)
+    loader = DataLoader(ds, batch_size=args.batch, shuffle=True, generator=g, num_workers=args.workers,
+                        collate_fn=collate, multiprocessing_context=args.start if args.workers else None,
+                        prefetch_factor=4 if args.workers else None)
+    n = total = check = 0
+    start = time.perf_counter()
+    for batch in loader:
+        for t in batch:
+            n += 1
+            total += t.numel()
+            if t.numel():
+                check = (check * 31 + int(t[0]) * 7 + int(t[-1])) % (1 << 61)
+    secs = time.perf_counter() - start
+    print(json.dumps({"mode": args.mode, "path": args.path, "files": n, "bytes": total, "seconds": round(secs, 3),
+                      "MBps": round(total / secs / 1e6, 1), "workers": args.workers, "batch": args.batch,
+                      "start": args.start, "check": check}))
+    return 0 if n == len(ds) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

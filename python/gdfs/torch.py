@@ -1,0 +1,107 @@
+"""PyTorch datasets over the files of a gdfs image (importable where torch is).
+
+    from torch.utils.data import DataLoader
+    from gdfs.torch import ImageDataset, collate_list
+    ds = ImageDataset("train.gdfs", pattern="*.jpg")      # every regular file matching, in walk order
+    loader = DataLoader(ds, batch_size=64, num_workers=4, collate_fn=collate_list)
+    for batch in loader:                                  # a list of 1-D uint8 tensors, one per file
+        ...
+
+Each sample is the whole file as a 1-D torch.uint8 tensor (host, pinned host, or CUDA memory), passed
+through `transform` when given. A DataLoader with batches reads each batch in one Image.read_batch_into
+(one fetch, one decode batch on all the reader's threads) through __getitems__. The dataset holds a
+gdfs.Image, which survives fork (the worker opens it again on first use) and pickling (spawn and
+forkserver workers open it again), so every start method works with any num_workers.
+"""
+
+import fnmatch
+import stat as _stat
+
+import torch
+from torch.utils.data import Dataset
+
+from . import Image
+
+__all__ = ["ImageDataset", "collate_list"]
+
+
+def collate_list(batch):
+    """A DataLoader collate_fn that keeps a batch of variable-length samples as a list."""
+    return list(batch)
+
+
+class ImageDataset(Dataset):
+    """A map-style dataset whose items are files of a gdfs image.
+
+    image: a gdfs.Image, or a path or URL to open (with `image_options`: cache_size, threads, ...).
+    files: the image paths of the items, in order; default: every regular file under `root`, in the
+        order Image.walk gives them (sorted by name, depth first), that matches `pattern` (fnmatch on
+        the path) when one is given.
+    transform: called on each sample tensor (and its path when `with_path` is true) in the worker.
+    device: where samples are made: "cpu" (default) or a CUDA device ("cuda", "cuda:1": decoded by
+        the GPU where device reads work, Image.device_reads()); pin_memory: host samples in pinned
+        memory (for copies to a GPU that overlap with compute).
+    """
+
+    def __init__(
+        self,
+        image,
+        files=None,
+        *,
+        root="/",
+        pattern=None,
+        transform=None,
+        with_path=False,
+        device="cpu",
+        pin_memory=False,
+        image_options=None,
+    ):
+        self.image = image if isinstance(image, Image) else Image(image, **(image_options or {}))
+        if files is None:
+            files = self._list(root, pattern)
+        self.files = list(files)
+        self.sizes = [self.image.stat(p).st_size for p in self.files]
+        self.transform = transform
+        self.with_path = with_path
+        self.device = torch.device(device)
+        self.pin_memory = pin_memory and self.device.type == "cpu"
+
+    def _list(self, root, pattern):
+        out = []
+        for dirpath, _, filenames in self.image.walk(root):
+            for name in filenames:
+                path = dirpath.rstrip("/") + "/" + name
+                if pattern is not None and not fnmatch.fnmatchcase(path, pattern):
+                    continue
+                if _stat.S_ISREG(self.image.stat(path).st_mode):
+                    out.append(path)
+        return out
+
+    def __len__(self):
+        return len(self.files)
+
+    def _empty(self, size):
+        return torch.empty(size, dtype=torch.uint8, device=self.device, pin_memory=self.pin_memory)
+
+    def _finish(self, sample, index):
+        if self.transform is None:
+            return sample
+        if self.with_path:
+            return self.transform(sample, self.files[index])
+        return self.transform(sample)
+
+    def __getitem__(self, index):
+        if index < 0:
+            index += len(self.files)
+        return self.__getitems__([index])[0]
+
+    def __getitems__(self, indices):
+        """The samples of `indices`, read in one batch (what DataLoader calls with batch_size)."""
+        samples = [self._empty(self.sizes[i]) for i in indices]
+        targets = [s if s.is_cuda else s.numpy() for s in samples]
+        counts = self.image.read_batch_into(
+            [(self.files[i], 0, t) for i, t in zip(indices, targets)],
+            stream=torch.cuda.current_stream(self.device) if self.device.type == "cuda" else None,
+        )
+        assert counts == [self.sizes[i] for i in indices]  # an image never changes under its reader
+        return [self._finish(s, i) for i, s in zip(indices, samples)]
