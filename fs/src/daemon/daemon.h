@@ -4,6 +4,8 @@
 #define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -32,13 +34,29 @@ class Daemon {
   // sends neither again (and caches file pages and listings as if keep_cache were set).
   bool zero_message_open = false;
   bool zero_message_opendir = false;
-  std::string stats_json() const { return reader_ ? reader_->stats_json() : "{}"; }
+  std::string stats_json() const;             // the reader's counters and the daemon's store_ahead_* ones
   double timeout() const { return 86400.0; }  // the image never changes: let the kernel cache
+
+  // Store-ahead: after replying to a read, the daemon pushes the rest of the image pages the read
+  // touched into the kernel's page cache (fuse_lowlevel_notify_store), so that the next 4 KiB of the same
+  // page needs no round trip. A push waits for the page's lock when a read of it is in flight, so at most
+  // `max_busy` request threads push at once (the others serve that read); 0, or store_ahead=0, is off.
+  void enable_store_ahead(fuse_session* se, unsigned max_busy);
+  bool store_ahead_on() const { return store_se_ != nullptr; }
+  // Pushes `rest` (of a read of inode `ino` just answered) in whole kernel pages, never past the end.
+  void store_ahead(uint32_t ino, const PageRest& rest);
 
  private:
   std::unique_ptr<Image> image_;  // until start() hands it to the reader
   DaemonOptions opt_;
   std::unique_ptr<Reader> reader_;
+
+  // Pushes bytes [from, to) of the file, which `view` holds from file offset `at`. False on an error.
+  bool push(uint32_t ino, const ReadView& view, uint64_t at, uint64_t from, uint64_t to);
+  fuse_session* store_se_ = nullptr;
+  unsigned store_max_busy_ = 0;
+  std::atomic<unsigned> store_busy_{0};
+  std::atomic<uint64_t> store_pushes_{0}, store_bytes_{0}, store_skipped_{0}, store_errors_{0};
 };
 
 // The low-level operations; fuse_req_userdata() of every request is the Daemon.

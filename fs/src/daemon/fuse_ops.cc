@@ -202,14 +202,21 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
     // Zero-copy from the cache: the reply is gathered straight from the decoded pages, which the view
     // keeps alive until the kernel has copied them. One view per thread, reused: no allocation per read.
     thread_local ReadView view;
+    thread_local PageRest rest;  // what the touched pages hold beyond the range: see Daemon::store_ahead
+    PageRest* want_rest = d.store_ahead_on() ? &rest : nullptr;
     try {
-      d.reader().read(static_cast<uint32_t>(ino), uint64_t(off), size, view);
+      d.reader().read(static_cast<uint32_t>(ino), uint64_t(off), size, view, want_rest);
     } catch (const ImageError& e) {
       return (void)fuse_reply_err(req, e.code());  // a bad page is logged once by the library, not per read
     }
     const auto pieces = view.pieces();
     fuse_reply_iov(req, pieces.data(), static_cast<int>(pieces.size()));
     view.clear();
+    // After the reply: the kernel has unlocked the pages of this read, and the reader is not kept waiting.
+    if (want_rest) {
+      d.store_ahead(static_cast<uint32_t>(ino), rest);
+      rest.clear();  // hold no page past the cache's bound
+    }
   });
 }
 

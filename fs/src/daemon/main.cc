@@ -67,6 +67,9 @@ int serve(Daemon& daemon, Args& a) {
         fuse_session_destroy(se);
         return 1;
       }
+      // A push may wait on a page whose read is still queued; only the other request threads can
+      // answer that read, so half of them at most push, and a single-threaded daemon does not.
+      daemon.enable_store_ahead(se, a.cmd.singlethread ? 0 : a.cmd.max_threads / 2);
       if (a.cmd.singlethread) {
         rc = fuse_session_loop(se);
       } else {
