@@ -7,12 +7,14 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -344,6 +346,11 @@ TEST_F(Fuse, CorruptPageGivesEioAndTheRestStillServes) {
   EXPECT_EQ(m->unmount(), 0) << log;
 }
 
+bool read_text(const std::string& path, std::string& out) {
+  std::ifstream in(path);
+  return bool(std::getline(in, out));
+}
+
 // Reads as fio's psync randread makes them: 4 KiB preads on one descriptor with POSIX_FADV_RANDOM, so
 // the kernel reads no further ahead than the page asked for.
 class RandomFile {
@@ -441,6 +448,24 @@ TEST_F(Fuse, StoreAheadNeverPushesADamagedPage) {
   EXPECT_TRUE(m->alive());
   f.close();
   EXPECT_EQ(m->unmount(), 0) << m->log();
+}
+
+// As root, the daemon widens the mount's kernel readahead to one full request (or to its own readahead
+// when that is smaller), so a sequential reader gets 1 MiB requests instead of 128 KiB ones.
+TEST_F(Fuse, KernelReadaheadFollowsTheDaemons) {
+  if (geteuid() != 0) GTEST_SKIP() << "read_ahead_kb is root's to set";
+  for (const auto& [opts, kb] : {std::pair{"", 1024}, std::pair{"readahead=256K", 256}}) {
+    auto m = mount(*dir_ / "data.img", opts);
+    ASSERT_TRUE(m->ok()) << m->error();
+    struct stat st {};
+    ASSERT_EQ(stat(m->dir().c_str(), &st), 0);
+    const std::string bdi = "/sys/class/bdi/" + std::to_string(major(st.st_dev)) + ":" +
+                            std::to_string(minor(st.st_dev)) + "/read_ahead_kb";
+    std::string text;
+    ASSERT_TRUE(read_text(bdi, text)) << bdi;
+    EXPECT_EQ(std::stoi(text), kb) << opts;
+    EXPECT_EQ(m->unmount(), 0) << m->log();
+  }
 }
 
 TEST_F(Fuse, BadImagesAreRefusedBeforeMounting) {

@@ -30,6 +30,7 @@ class Daemon {
 
   const Image& image() const { return reader_ ? reader_->image() : *image_; }
   Reader& reader() { return *reader_; }  // from start() on
+  const DaemonOptions& options() const { return opt_; }
   // Set at init from the kernel's capabilities: open/opendir answer ENOSYS, after which the kernel
   // sends neither again (and caches file pages and listings as if keep_cache were set).
   bool zero_message_open = false;
@@ -58,6 +59,13 @@ class Daemon {
   std::atomic<unsigned> store_busy_{0};
   std::atomic<uint64_t> store_pushes_{0}, store_bytes_{0}, store_skipped_{0}, store_errors_{0};
 };
+
+// How far the kernel should read ahead of a sequential reader, for a daemon reading `readahead` ahead:
+// one full request (1 MiB, libfuse's max_pages), less when the daemon reads ahead less. 0 for readahead=0:
+// the kernel's own default stays.
+inline uint64_t kernel_readahead(uint64_t readahead) {
+  return readahead < (1u << 20) ? readahead : (1u << 20);
+}
 
 // The low-level operations; fuse_req_userdata() of every request is the Daemon.
 const fuse_lowlevel_ops& daemon_ops();

@@ -85,8 +85,9 @@ void op_init(void* userdata, fuse_conn_info* conn) {
   Daemon& d = *static_cast<Daemon*>(userdata);
   d.zero_message_open = conn->capable & FUSE_CAP_NO_OPEN_SUPPORT;
   d.zero_message_opendir = conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT;
-  // Large reads arrive as one request, and the kernel reads ahead as far as it will go.
-  conn->max_readahead = conn->max_readahead ? conn->max_readahead : (1u << 20);
+  // Large reads arrive as one request, and the kernel reads ahead as far as it will go: the kernel
+  // takes the smaller of this and the mount's read_ahead_kb, which main.cc widened before this reply.
+  conn->max_readahead = std::max<unsigned>(conn->max_readahead, kernel_readahead(d.options().readahead));
   if (conn->capable & FUSE_CAP_ASYNC_READ) conn->want |= FUSE_CAP_ASYNC_READ;
   if (conn->capable & FUSE_CAP_READDIRPLUS) conn->want |= FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO;
   if (conn->capable & FUSE_CAP_CACHE_SYMLINKS) conn->want |= FUSE_CAP_CACHE_SYMLINKS;
