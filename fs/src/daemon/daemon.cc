@@ -56,6 +56,15 @@ void Daemon::enable_store_ahead(fuse_session* se, unsigned max_busy) {
   store_max_busy_ = max_busy;
 }
 
+bool Daemon::want_store_ahead(uint32_t ino, uint64_t off, size_t size) {
+  if (!store_se_) return false;
+  ReadEnd& r = read_ends_[ino % read_ends_.size()];
+  const bool follows =
+      r.ino.exchange(ino, std::memory_order_relaxed) == ino && r.end.load(std::memory_order_relaxed) == off;
+  r.end.store(off + size, std::memory_order_relaxed);
+  return off != 0 && !follows;
+}
+
 namespace {
 
 uint64_t kernel_page_size() {

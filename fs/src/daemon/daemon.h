@@ -4,6 +4,7 @@
 #define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -43,7 +44,11 @@ class Daemon {
   // page needs no round trip. A push waits for the page's lock when a read of it is in flight, so at most
   // `max_busy` request threads push at once (the others serve that read); 0, or store_ahead=0, is off.
   void enable_store_ahead(fuse_session* se, unsigned max_busy);
-  bool store_ahead_on() const { return store_se_ != nullptr; }
+  // Whether a read of [off, off + size) of `ino` is to push the rest of its pages: not when it starts at
+  // 0 or where the last read of the file ended. The kernel is then reading the file ahead itself, in
+  // requests that fetch those bytes anyway (pushes raced them: bench/results/2026-11-26-fuse-store-*).
+  // Records the read's end either way.
+  bool want_store_ahead(uint32_t ino, uint64_t off, size_t size);
   // Pushes `rest` (of a read of inode `ino` just answered) in whole kernel pages, never past the end.
   void store_ahead(uint32_t ino, const PageRest& rest);
 
@@ -57,6 +62,13 @@ class Daemon {
   fuse_session* store_se_ = nullptr;
   unsigned store_max_busy_ = 0;
   std::atomic<unsigned> store_busy_{0};
+  // Where the last read of a file ended, by inode: a direct-mapped table, as the kernel may send no open
+  // to hang it on. Two files sharing a slot only cost a push or a skip; nothing read is ever wrong.
+  struct ReadEnd {
+    std::atomic<uint32_t> ino{0};
+    std::atomic<uint64_t> end{0};
+  };
+  std::array<ReadEnd, 1024> read_ends_;
   std::atomic<uint64_t> store_pushes_{0}, store_bytes_{0}, store_skipped_{0}, store_errors_{0};
 };
 

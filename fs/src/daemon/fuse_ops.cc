@@ -204,7 +204,8 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
     // keeps alive until the kernel has copied them. One view per thread, reused: no allocation per read.
     thread_local ReadView view;
     thread_local PageRest rest;  // what the touched pages hold beyond the range: see Daemon::store_ahead
-    PageRest* want_rest = d.store_ahead_on() ? &rest : nullptr;
+    PageRest* want_rest =
+        d.want_store_ahead(static_cast<uint32_t>(ino), uint64_t(off), size) ? &rest : nullptr;
     try {
       d.reader().read(static_cast<uint32_t>(ino), uint64_t(off), size, view, want_rest);
     } catch (const ImageError& e) {
