@@ -91,8 +91,8 @@ void Daemon::store_ahead(uint32_t ino, const PageRest& rest) {
     store_skipped_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  push(ino, rest.before, rest.before_offset, b_from, b_to) &&
-      push(ino, rest.after, rest.after_offset, a_from, a_to);
+  if (push(ino, rest.before, rest.before_offset, b_from, b_to))  // an error would repeat: stop there
+    push(ino, rest.after, rest.after_offset, a_from, a_to);
   store_busy_.fetch_sub(1);
 }
 
