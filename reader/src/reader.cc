@@ -301,14 +301,58 @@ size_t Reader::read(uint32_t ino, uint64_t offset, size_t length, void* dst) {
 }
 
 size_t Reader::read(uint32_t ino, uint64_t offset, size_t length, ReadView& view) {
+  return read(ino, offset, length, view, nullptr);
+}
+
+namespace {
+
+// The pieces of the first and last pages outside [offset, end). Slices come one per logical page, and a
+// page's slice points into its decoded bytes at the file offset where it starts, so the bytes around it
+// are found from the slice alone; anything that would leave the decoded page is not offered. A hole's
+// slice is the engine's static zeros (a whole page of them), so its rest is zeros from the same start.
+void fill_rest(const Image& img, uint32_t ino, uint64_t offset, std::span<const engine::Slice> slices,
+               PageRest& rest) {
+  if (slices.empty()) return;
+  const uint64_t ps = img.page_size(), size = img.inode(ino).size;
+  uint64_t end = offset;
+  for (const engine::Slice& s : slices) end += s.len;
+  const engine::Slice& first = slices.front();
+  const size_t head = static_cast<size_t>(offset % ps);
+  rest.before_offset = offset - head;
+  if (!first.page)
+    Reader::add_piece(rest.before, first.data, head, nullptr);
+  else if (size_t(first.data - first.page->data.get()) >= head)
+    Reader::add_piece(rest.before, first.data - head, head, first.page);
+  const engine::Slice& last = slices.back();
+  const uint64_t page_end = std::min(size, (end + ps - 1) / ps * ps);
+  const size_t tail = static_cast<size_t>(page_end - end);
+  rest.after_offset = end;
+  if (!last.page)
+    Reader::add_piece(rest.after, last.data + last.len, tail, nullptr);
+  else if (size_t(last.data + last.len - last.page->data.get()) + tail <= last.page->size)
+    Reader::add_piece(rest.after, last.data + last.len, tail, last.page);
+}
+
+}  // namespace
+
+void Reader::add_piece(ReadView& v, const void* data, size_t len, std::shared_ptr<const void> keep) {
+  if (!len) return;
+  v.pieces_.push_back(iovec{const_cast<void*>(data), len});
+  if (keep) v.pages_.push_back(std::move(keep));
+  v.size_ += len;
+}
+
+size_t Reader::read(uint32_t ino, uint64_t offset, size_t length, ReadView& view, PageRest* rest) {
   impl_->checked(ino);
   view.clear();
+  if (rest) rest->clear();
   thread_local std::vector<engine::Slice> slices;
   slices.clear();
   std::string message;
   const int err = impl_->engine->read(ino, offset, length, slices, &impl_->read_states.get(ino), &message);
   if (err == EISDIR) impl_->fail(EISDIR, ino, "not a regular file");
   if (err) throw ImageError(message, err);
+  if (rest) fill_rest(*impl_->image, ino, offset, slices, *rest);
   for (engine::Slice& s : slices) {
     view.pieces_.push_back(iovec{const_cast<uint8_t*>(s.data), s.len});
     if (s.page) view.pages_.push_back(std::move(s.page));

@@ -356,6 +356,40 @@ TEST_F(ReaderTest, ReadViewHoldsTheSameBytesAsACopy) {
   EXPECT_TRUE(view.pieces().empty());
 }
 
+// The rest of the pages a read touched (what the daemon pushes into the page cache): the file's own bytes
+// from the first page's start to the range, and from the range to the last page's end or the end of the
+// file; for page-packed tails, holes and dedupe copies alike.
+TEST_F(ReaderTest, PageRestIsTheRestOfTheTouchedPages) {
+  auto r = open();
+  ReadView view;
+  PageRest rest;
+  for (const std::string& rel : regular_files()) {
+    const std::string path = "/" + rel;
+    const uint32_t ino = r->lookup(path);
+    const uint64_t size = r->stat(ino).size, ps = r->image().page_size();
+    for (auto [off, len] : {std::pair<uint64_t, size_t>{0, 1},
+                            {4096, 4096},
+                            {ps - 10, 20},
+                            {ps + 100, 3000},
+                            {size / 2, 4096},
+                            {size ? size - 1 : 0, 1},
+                            {3ull << 20, 4096}}) {
+      if (off >= size) continue;
+      const size_t n = r->read(ino, off, len, view, &rest);
+      const uint64_t first = off / ps * ps, page_end = std::min(size, (off + n + ps - 1) / ps * ps);
+      EXPECT_EQ(rest.before_offset, first) << path << " at " << off;
+      EXPECT_EQ(rest.after_offset, off + n) << path << " at " << off;
+      Bytes before(rest.before.size()), after(rest.after.size());
+      rest.before.copy_to(before.data());
+      rest.after.copy_to(after.data());
+      EXPECT_EQ(before, slurp(*dir_ / ("src/" + rel), first, off - first)) << path << " at " << off;
+      EXPECT_EQ(after, slurp(*dir_ / ("src/" + rel), off + n, page_end - off - n)) << path << " at " << off;
+    }
+  }
+  // Without a PageRest the view alone is filled, as before.
+  EXPECT_EQ(r->read(r->lookup("/multi"), 10, 10, view, nullptr), 10u);
+}
+
 TEST_F(ReaderTest, CountersByNameAgreeWithTheJson) {
   auto r = open();
   Bytes b(1000);

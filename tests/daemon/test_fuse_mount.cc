@@ -7,12 +7,14 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -126,6 +128,17 @@ class Fuse : public ::testing::Test {
     const ssize_t n = getxattr(mnt.c_str(), "user.gdfs.stats", buf, sizeof buf);
     if (n <= 0) return {};
     return nlohmann::json::parse(std::string(buf, size_t(n)));
+  }
+
+  // The counters once store_ahead_bytes has reached `bytes` (or after 10 s): the daemon pushes after it
+  // has replied, so a reader can be back before the push has landed.
+  static nlohmann::json stats_after_pushes(const std::string& mnt, uint64_t bytes) {
+    nlohmann::json s = stats(mnt);
+    for (int i = 0; i < 1000 && s.value("store_ahead_bytes", uint64_t{0}) < bytes; ++i) {
+      usleep(10000);
+      s = stats(mnt);
+    }
+    return s;
   }
 
   static TempDir* dir_;
@@ -299,20 +312,24 @@ TEST_F(Fuse, WritesAreRefusedReadOnly) {
   EXPECT_EQ(m->unmount(), 0) << m->log();
 }
 
-TEST_F(Fuse, CorruptPageGivesEioAndTheRestStillServes) {
-  // Damage one byte in the middle of page 1 of /text. Page data is outside the metadata checksum, so
-  // the image mounts; the page's own checksums catch it.
-  Bytes img = read_bytes(*dir_ / "data.img");
+// data.img with one byte damaged in the middle of page 1 of /text. Page data is outside the metadata
+// checksum, so the image mounts; the page's own checksums catch it.
+std::string write_bad_image(const std::string& dir) {
+  Bytes img = read_bytes(dir + "/data.img");
   uint64_t at = 0;
   {
-    auto image = Image::open(*dir_ / "data.img");
+    auto image = Image::open(dir + "/data.img");
     const PageRef ref = image->page_ref(image->resolve("/text"), 1);
     const format::PageEntry& e = image->pages()[ref.entry];
     at = e.offset + e.csize / 2;
   }
   img[at] ^= 0x20;
-  write_bytes(*dir_ / "bad.img", img);
-  auto m = mount(*dir_ / "bad.img");
+  write_bytes(dir + "/bad.img", img);
+  return dir + "/bad.img";
+}
+
+TEST_F(Fuse, CorruptPageGivesEioAndTheRestStillServes) {
+  auto m = mount(write_bad_image(dir_->path()));
   ASSERT_TRUE(m->ok()) << m->error();
   int err = 0;
   pread_bytes(m->dir() + "/text", 65536 + 10, 100, &err);
@@ -338,6 +355,134 @@ TEST_F(Fuse, CorruptPageGivesEioAndTheRestStillServes) {
   EXPECT_NE(log.find("[path /text]"), std::string::npos) << log;
   EXPECT_GE(stats(m->dir()).value("read_errors", 0), 2);
   EXPECT_EQ(m->unmount(), 0) << log;
+}
+
+bool read_text(const std::string& path, std::string& out) {
+  std::ifstream in(path);
+  return bool(std::getline(in, out));
+}
+
+// Reads as fio's psync randread makes them: 4 KiB preads on one descriptor with POSIX_FADV_RANDOM, so
+// the kernel reads no further ahead than the page asked for.
+class RandomFile {
+ public:
+  explicit RandomFile(const std::string& path) : fd_(open(path.c_str(), O_RDONLY)) {
+    if (fd_ >= 0) posix_fadvise(fd_, 0, 0, POSIX_FADV_RANDOM);
+  }
+  ~RandomFile() { close(); }
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+  bool ok() const { return fd_ >= 0; }
+  // 4 KiB at `off`; `err` gets errno (0 on success).
+  Bytes read4k(uint64_t off, int& err) const {
+    Bytes out(4096);
+    const ssize_t n = pread(fd_, out.data(), out.size(), static_cast<off_t>(off));
+    err = n < 0 ? errno : 0;
+    out.resize(n < 0 ? 0 : size_t(n));
+    return out;
+  }
+
+ private:
+  int fd_;
+};
+
+// After a 4 KiB read, the rest of the image page it touched is in the kernel's page cache: reads of the
+// next 4 KiB and of the 4 KiB before it are answered without reaching the daemon. Off, both reach it.
+TEST_F(Fuse, StoreAheadServesTheRestOfThePageFromTheKernel) {
+  for (const bool on : {true, false}) {
+    auto m = mount(*dir_ / "data.img", on ? "" : "store_ahead=0");
+    ASSERT_TRUE(m->ok()) << m->error();
+    struct stat st {};
+    ASSERT_EQ(stat((m->dir() + "/text").c_str(), &st), 0);
+    const uint64_t page = uint64_t(st.st_blksize);
+    ASSERT_GE(page, 16384u) << "the image's pages must hold several kernel pages";
+    RandomFile f(m->dir() + "/text");
+    ASSERT_TRUE(f.ok());
+    const uint64_t first = 5 * page + 8192;
+    int err = 0;
+    EXPECT_EQ(f.read4k(first, err), expected("/text", first, 4096));
+    const nlohmann::json s1 = on ? stats_after_pushes(m->dir(), page - 4096) : stats(m->dir());
+    EXPECT_EQ(f.read4k(first + 4096, err), expected("/text", first + 4096, 4096));
+    EXPECT_EQ(f.read4k(first - 4096, err), expected("/text", first - 4096, 4096));
+    const nlohmann::json s2 = stats(m->dir());
+    if (on) {
+      EXPECT_EQ(s2.value("reads", 0), s1.value("reads", 0)) << "the neighbours reached the daemon";
+      EXPECT_EQ(s1.value("store_ahead_bytes", 0u), page - 4096);
+    } else {
+      EXPECT_EQ(s2.value("reads", 0), s1.value("reads", 0) + 2);
+      EXPECT_EQ(s2.value("store_ahead_bytes", 1u), 0u);
+    }
+    // The last page of the file: stored up to the end, never past it.
+    const uint64_t size = uint64_t(st.st_size), last = (size - 1) / 4096 * 4096;
+    const uint64_t last_page = (last - 4096) / page * page;
+    ASSERT_EQ(last / page * page, last_page) << "both reads must fall in the file's last page";
+    EXPECT_EQ(f.read4k(last - 4096, err), expected("/text", last - 4096, 4096));
+    const uint64_t pushed = (page - 4096) + (last - 4096 - last_page) + (size - last);
+    const nlohmann::json s3 = on ? stats_after_pushes(m->dir(), pushed) : stats(m->dir());
+    if (on) {
+      EXPECT_EQ(s3.value("store_ahead_bytes", 0u), pushed);
+    }
+    EXPECT_EQ(f.read4k(last, err), expected("/text", last, 4096));
+    EXPECT_EQ(stats(m->dir()).value("reads", 0), s3.value("reads", 0) + (on ? 0 : 1));
+    ASSERT_EQ(stat((m->dir() + "/text").c_str(), &st), 0);
+    EXPECT_EQ(uint64_t(st.st_size), size);
+    // Everything read through the page cache afterwards still matches the source.
+    EXPECT_EQ(pread_bytes(m->dir() + "/text", 0, size), files_->at("/text"));
+    f.close();  // an open file keeps the mount busy
+    EXPECT_EQ(m->unmount(), 0) << m->log();
+  }
+}
+
+// A damaged page is EIO for a 4 KiB read of it, and nothing of it is pushed: the next 4 KiB of the same
+// page reaches the daemon again and is EIO too. Its good neighbour page pushes only its own bytes.
+TEST_F(Fuse, StoreAheadNeverPushesADamagedPage) {
+  auto m = mount(write_bad_image(dir_->path()));
+  ASSERT_TRUE(m->ok()) << m->error();
+  RandomFile f(m->dir() + "/text");
+  ASSERT_TRUE(f.ok());
+  int err = 0;
+  const uint64_t page = 65536;  // write_bad_image damages /text's page 1
+  EXPECT_TRUE(f.read4k(page + 8192, err).empty());
+  EXPECT_EQ(err, EIO);
+  const nlohmann::json s1 = stats(m->dir());
+  EXPECT_EQ(s1.value("store_ahead_bytes", 1u), 0u);
+  EXPECT_TRUE(f.read4k(page + 4096, err).empty());
+  EXPECT_EQ(err, EIO);
+  EXPECT_GT(stats(m->dir()).value("read_errors", 0), s1.value("read_errors", 0));
+  // The last 4 KiB of page 0: page 0's other 60 KiB are pushed, and page 1 still fails.
+  EXPECT_EQ(f.read4k(page - 4096, err), expected("/text", page - 4096, 4096));
+  const nlohmann::json s2 = stats_after_pushes(m->dir(), page - 4096);
+  EXPECT_EQ(s2.value("store_ahead_bytes", 0u), page - 4096);
+  EXPECT_EQ(f.read4k(0, err), expected("/text", 0, 4096));
+  EXPECT_TRUE(f.read4k(page, err).empty());
+  EXPECT_EQ(err, EIO);
+  const nlohmann::json s3 = stats(m->dir());
+  EXPECT_EQ(s3.value("reads", 0), s2.value("reads", 0));  // page 0 came from the kernel
+  EXPECT_GT(s3.value("read_errors", 0), s2.value("read_errors", 0));
+  EXPECT_EQ(s3.value("store_ahead_bytes", 0u), page - 4096);
+  EXPECT_TRUE(m->alive());
+  f.close();
+  EXPECT_EQ(m->unmount(), 0) << m->log();
+}
+
+// As root, the daemon widens the mount's kernel readahead to one full request (or to its own readahead
+// when that is smaller), so a sequential reader gets 1 MiB requests instead of 128 KiB ones.
+TEST_F(Fuse, KernelReadaheadFollowsTheDaemons) {
+  if (geteuid() != 0) GTEST_SKIP() << "read_ahead_kb is root's to set";
+  for (const auto& [opts, kb] : {std::pair{"", 1024}, std::pair{"readahead=256K", 256}}) {
+    auto m = mount(*dir_ / "data.img", opts);
+    ASSERT_TRUE(m->ok()) << m->error();
+    struct stat st {};
+    ASSERT_EQ(stat(m->dir().c_str(), &st), 0);
+    const std::string bdi = "/sys/class/bdi/" + std::to_string(major(st.st_dev)) + ":" +
+                            std::to_string(minor(st.st_dev)) + "/read_ahead_kb";
+    std::string text;
+    ASSERT_TRUE(read_text(bdi, text)) << bdi;
+    EXPECT_EQ(std::stoi(text), kb) << opts;
+    EXPECT_EQ(m->unmount(), 0) << m->log();
+  }
 }
 
 TEST_F(Fuse, BadImagesAreRefusedBeforeMounting) {

@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "daemon/daemon.h"
 #include "daemon/options.h"
 
 namespace gdfs::daemon {
@@ -39,6 +40,30 @@ TEST(Options, TrustedKey) {
   EXPECT_TRUE(none.source.trusted_key.empty()) << "without the option, signatures are not looked at";
   DaemonOptions bad;
   EXPECT_FALSE(parse({"-o", "trusted_key=", "image.gdfs", "/mnt"}, bad));
+}
+
+TEST(Options, StoreAheadAndUring) {
+  DaemonOptions on;
+  ASSERT_TRUE(parse({"image.gdfs", "/mnt"}, on));
+  EXPECT_TRUE(on.store_ahead) << "on by default";
+  EXPECT_TRUE(on.uring);
+  DaemonOptions off;
+  ASSERT_TRUE(parse({"-o", "store_ahead=0,uring=0", "image.gdfs", "/mnt"}, off));
+  EXPECT_FALSE(off.store_ahead);
+  EXPECT_FALSE(off.uring);
+  DaemonOptions again;
+  ASSERT_TRUE(parse({"-o", "store_ahead=0", "-o", "store_ahead=1", "image.gdfs", "/mnt"}, again));
+  EXPECT_TRUE(again.store_ahead) << "the last one counts";
+  for (const char* bad : {"store_ahead=2", "store_ahead=", "store_ahead=yes"}) {
+    DaemonOptions o;
+    EXPECT_FALSE(parse({"-o", bad, "image.gdfs", "/mnt"}, o)) << bad;
+  }
+}
+
+TEST(Options, KernelReadaheadIsOneRequestAtMost) {
+  EXPECT_EQ(kernel_readahead(4u << 20), 1u << 20);
+  EXPECT_EQ(kernel_readahead(256u << 10), 256u << 10);
+  EXPECT_EQ(kernel_readahead(0), 0u) << "readahead=0 leaves the kernel's default";
 }
 
 TEST(Options, RemoteImages) {

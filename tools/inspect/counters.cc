@@ -78,6 +78,12 @@ int counters(const Options& o, std::ostream& out) {
   row("bad pages", u("bad_pages"));
   row("cache bytes", u("cache_bytes"), share(u("cache_bytes"), u("cache_capacity"), "capacity"));
   row("cache pages", u("cache_pages"));
+  if (j.contains("store_ahead_pushes")) {  // the daemon's own (older daemons have none)
+    row("store-ahead pushes", u("store_ahead_pushes"), "(rest of a read's pages into the page cache)");
+    row("store-ahead bytes", u("store_ahead_bytes"));
+    row("store-ahead skipped", u("store_ahead_skipped"), "(every pushing thread busy)");
+    row("store-ahead errors", u("store_ahead_errors"));
+  }
   return 0;
 }
 

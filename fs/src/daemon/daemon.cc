@@ -1,5 +1,9 @@
 #include "daemon/daemon.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+
 #include "gdfs/log.h"
 
 namespace gdfs::daemon {
@@ -31,7 +35,84 @@ void Daemon::start() {
 }
 
 void Daemon::stop() {
-  reader_.reset();  // waits for readahead tasks
+  store_se_ = nullptr;  // the request threads have ended: nothing pushes any more
+  reader_.reset();      // waits for readahead tasks
+}
+
+std::string Daemon::stats_json() const {
+  std::string j = reader_ ? reader_->stats_json() : "{}";
+  if (j.size() < 2 || j.back() != '}') return j;
+  j.pop_back();
+  if (j.size() > 1) j += ',';
+  j += "\"store_ahead_pushes\":" + std::to_string(store_pushes_.load()) +
+       ",\"store_ahead_bytes\":" + std::to_string(store_bytes_.load()) +
+       ",\"store_ahead_skipped\":" + std::to_string(store_skipped_.load()) +
+       ",\"store_ahead_errors\":" + std::to_string(store_errors_.load()) + "}";
+  return j;
+}
+
+void Daemon::enable_store_ahead(fuse_session* se, unsigned max_busy) {
+  store_se_ = opt_.store_ahead && max_busy ? se : nullptr;
+  store_max_busy_ = max_busy;
+}
+
+bool Daemon::want_store_ahead(uint32_t ino, uint64_t off, size_t size) {
+  if (!store_se_) return false;
+  ReadEnd& r = read_ends_[ino % read_ends_.size()];
+  const bool follows =
+      r.ino.exchange(ino, std::memory_order_relaxed) == ino && r.end.load(std::memory_order_relaxed) == off;
+  r.end.store(off + size, std::memory_order_relaxed);
+  return off != 0 && !follows;
+}
+
+namespace {
+
+uint64_t kernel_page_size() {
+  static const uint64_t size = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  return size;
+}
+
+}  // namespace
+
+void Daemon::store_ahead(uint32_t ino, const PageRest& rest) {
+  const uint64_t kp = kernel_page_size(), size = image().inode(ino).size;
+  // Only whole kernel pages: the kernel marks a partly stored page not up to date and reads it anyway.
+  // The last page of the file is whole once stored to the end (the kernel zeroes the rest of it).
+  const auto whole = [&](uint64_t from, uint64_t to) {
+    from = (from + kp - 1) / kp * kp;
+    if (to != size) to = to / kp * kp;
+    return std::pair{from, std::max(from, to)};
+  };
+  const auto [b_from, b_to] = whole(rest.before_offset, rest.before_offset + rest.before.size());
+  const auto [a_from, a_to] = whole(rest.after_offset, rest.after_offset + rest.after.size());
+  if (b_from == b_to && a_from == a_to) return;
+  if (store_busy_.fetch_add(1) >= store_max_busy_) {
+    store_busy_.fetch_sub(1);
+    store_skipped_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  if (push(ino, rest.before, rest.before_offset, b_from, b_to))  // an error would repeat: stop there
+    push(ino, rest.after, rest.after_offset, a_from, a_to);
+  store_busy_.fetch_sub(1);
+}
+
+bool Daemon::push(uint32_t ino, const ReadView& view, uint64_t at, uint64_t from, uint64_t to) {
+  for (const iovec& p : view.pieces()) {
+    const uint64_t lo = std::max(from, at), hi = std::min(to, at + p.iov_len);
+    if (lo < hi) {
+      fuse_bufvec buf = FUSE_BUFVEC_INIT(hi - lo);
+      buf.buf[0].mem = static_cast<char*>(p.iov_base) + (lo - at);
+      // ENOENT: the kernel has forgotten the inode; ENODEV: unmounted. Either way the read was answered.
+      if (fuse_lowlevel_notify_store(store_se_, ino, lo, &buf, fuse_buf_copy_flags{}) != 0) {
+        store_errors_.fetch_add(1, std::memory_order_relaxed);
+        return false;
+      }
+      store_pushes_.fetch_add(1, std::memory_order_relaxed);
+      store_bytes_.fetch_add(hi - lo, std::memory_order_relaxed);
+    }
+    at += p.iov_len;
+  }
+  return true;
 }
 
 }  // namespace gdfs::daemon

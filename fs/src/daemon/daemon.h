@@ -4,6 +4,9 @@
 #define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
 
+#include <array>
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -28,18 +31,53 @@ class Daemon {
 
   const Image& image() const { return reader_ ? reader_->image() : *image_; }
   Reader& reader() { return *reader_; }  // from start() on
+  const DaemonOptions& options() const { return opt_; }
   // Set at init from the kernel's capabilities: open/opendir answer ENOSYS, after which the kernel
   // sends neither again (and caches file pages and listings as if keep_cache were set).
   bool zero_message_open = false;
   bool zero_message_opendir = false;
-  std::string stats_json() const { return reader_ ? reader_->stats_json() : "{}"; }
+  std::string stats_json() const;             // the reader's counters and the daemon's store_ahead_* ones
   double timeout() const { return 86400.0; }  // the image never changes: let the kernel cache
+
+  // Store-ahead: after replying to a read, the daemon pushes the rest of the image pages the read
+  // touched into the kernel's page cache (fuse_lowlevel_notify_store), so that the next 4 KiB of the same
+  // page needs no round trip. A push waits for the page's lock when a read of it is in flight, so at most
+  // `max_busy` request threads push at once (the others serve that read); 0, or store_ahead=0, is off.
+  void enable_store_ahead(fuse_session* se, unsigned max_busy);
+  // Whether a read of [off, off + size) of `ino` is to push the rest of its pages: not when it starts at
+  // 0 or where the last read of the file ended. The kernel is then reading the file ahead itself, in
+  // requests that fetch those bytes anyway (pushes raced them: bench/results/2026-11-26-fuse-store-*).
+  // Records the read's end either way.
+  bool want_store_ahead(uint32_t ino, uint64_t off, size_t size);
+  // Pushes `rest` (of a read of inode `ino` just answered) in whole kernel pages, never past the end.
+  void store_ahead(uint32_t ino, const PageRest& rest);
 
  private:
   std::unique_ptr<Image> image_;  // until start() hands it to the reader
   DaemonOptions opt_;
   std::unique_ptr<Reader> reader_;
+
+  // Pushes bytes [from, to) of the file, which `view` holds from file offset `at`. False on an error.
+  bool push(uint32_t ino, const ReadView& view, uint64_t at, uint64_t from, uint64_t to);
+  fuse_session* store_se_ = nullptr;
+  unsigned store_max_busy_ = 0;
+  std::atomic<unsigned> store_busy_{0};
+  // Where the last read of a file ended, by inode: a direct-mapped table, as the kernel may send no open
+  // to hang it on. Two files sharing a slot only cost a push or a skip; nothing read is ever wrong.
+  struct ReadEnd {
+    std::atomic<uint32_t> ino{0};
+    std::atomic<uint64_t> end{0};
+  };
+  std::array<ReadEnd, 1024> read_ends_;
+  std::atomic<uint64_t> store_pushes_{0}, store_bytes_{0}, store_skipped_{0}, store_errors_{0};
 };
+
+// How far the kernel should read ahead of a sequential reader, for a daemon reading `readahead` ahead:
+// one full request (1 MiB, libfuse's max_pages), less when the daemon reads ahead less. 0 for readahead=0:
+// the kernel's own default stays.
+inline uint64_t kernel_readahead(uint64_t readahead) {
+  return readahead < (1u << 20) ? readahead : (1u << 20);
+}
 
 // The low-level operations; fuse_req_userdata() of every request is the Daemon.
 const fuse_lowlevel_ops& daemon_ops();

@@ -85,8 +85,9 @@ void op_init(void* userdata, fuse_conn_info* conn) {
   Daemon& d = *static_cast<Daemon*>(userdata);
   d.zero_message_open = conn->capable & FUSE_CAP_NO_OPEN_SUPPORT;
   d.zero_message_opendir = conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT;
-  // Large reads arrive as one request, and the kernel reads ahead as far as it will go.
-  conn->max_readahead = conn->max_readahead ? conn->max_readahead : (1u << 20);
+  // Large reads arrive as one request, and the kernel reads ahead as far as it will go: the kernel
+  // takes the smaller of this and the mount's read_ahead_kb, which main.cc widened before this reply.
+  conn->max_readahead = std::max<unsigned>(conn->max_readahead, kernel_readahead(d.options().readahead));
   if (conn->capable & FUSE_CAP_ASYNC_READ) conn->want |= FUSE_CAP_ASYNC_READ;
   if (conn->capable & FUSE_CAP_READDIRPLUS) conn->want |= FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO;
   if (conn->capable & FUSE_CAP_CACHE_SYMLINKS) conn->want |= FUSE_CAP_CACHE_SYMLINKS;
@@ -202,14 +203,22 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
     // Zero-copy from the cache: the reply is gathered straight from the decoded pages, which the view
     // keeps alive until the kernel has copied them. One view per thread, reused: no allocation per read.
     thread_local ReadView view;
+    thread_local PageRest rest;  // what the touched pages hold beyond the range: see Daemon::store_ahead
+    PageRest* want_rest =
+        d.want_store_ahead(static_cast<uint32_t>(ino), uint64_t(off), size) ? &rest : nullptr;
     try {
-      d.reader().read(static_cast<uint32_t>(ino), uint64_t(off), size, view);
+      d.reader().read(static_cast<uint32_t>(ino), uint64_t(off), size, view, want_rest);
     } catch (const ImageError& e) {
       return (void)fuse_reply_err(req, e.code());  // a bad page is logged once by the library, not per read
     }
     const auto pieces = view.pieces();
     fuse_reply_iov(req, pieces.data(), static_cast<int>(pieces.size()));
     view.clear();
+    // After the reply: the kernel has unlocked the pages of this read, and the reader is not kept waiting.
+    if (want_rest) {
+      d.store_ahead(static_cast<uint32_t>(ino), rest);
+      rest.clear();  // hold no page past the cache's bound
+    }
   });
 }
 

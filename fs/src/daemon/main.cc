@@ -45,6 +45,17 @@ std::string absolute(const std::string& path) {
   return out;
 }
 
+// The kernel reads ahead of a FUSE file in requests of up to 1 MiB, but its window starts at the
+// mount's read_ahead_kb, 128 KiB, so a sequential reader waited on 128 KiB round trips. The INIT reply
+// can only lower that setting, so it is raised here, after mounting and before INIT is answered (op_init
+// then asks for the same). A daemon that is not root cannot write it and keeps the kernel's default.
+void widen_kernel_readahead(const std::string& mountpoint, uint64_t daemon_readahead) {
+  const uint64_t bytes = kernel_readahead(daemon_readahead);
+  if (bytes == 0 || geteuid() != 0) return;
+  if (!set_kernel_readahead(mountpoint, bytes))
+    log_line(LogLevel::kWarning, "could not set the mount's kernel readahead (read_ahead_kb)");
+}
+
 // Serves until unmounted or signalled. Returns the process exit status.
 int serve(Daemon& daemon, Args& a) {
   fuse_session* se = fuse_session_new(&a.args, &daemon_ops(), sizeof(fuse_lowlevel_ops), &daemon);
@@ -52,6 +63,7 @@ int serve(Daemon& daemon, Args& a) {
   int status = 1;
   if (fuse_set_signal_handlers(se) == 0) {
     if (fuse_session_mount(se, a.cmd.mountpoint) == 0) {
+      widen_kernel_readahead(a.cmd.mountpoint, daemon.options().readahead);
       fuse_daemonize(a.cmd.foreground);
       log_to_syslog(!a.cmd.foreground);
       set_log_level(LogLevel::kInfo);
@@ -67,6 +79,9 @@ int serve(Daemon& daemon, Args& a) {
         fuse_session_destroy(se);
         return 1;
       }
+      // A push may wait on a page whose read is still queued; only the other request threads can
+      // answer that read, so half of them at most push, and a single-threaded daemon does not.
+      daemon.enable_store_ahead(se, a.cmd.singlethread ? 0 : a.cmd.max_threads / 2);
       if (a.cmd.singlethread) {
         rc = fuse_session_loop(se);
       } else {

@@ -68,18 +68,38 @@ bool detach(const std::string& dir) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-}  // namespace
-
-int gdfs_mounts_at(const std::string& dir) {
+// Calls fn(device) for each fuse.gdfs mount at `dir`, oldest first (mountinfo's order).
+template <typename Fn>
+void for_each_gdfs_mount(const std::string& dir, Fn&& fn) {
   std::ifstream in("/proc/self/mountinfo");
-  int n = 0;
   for (std::string line; std::getline(in, line);) {
     std::istringstream f(line);
     std::string id, parent, devno, root, mnt;
     f >> id >> parent >> devno >> root >> mnt;
-    if (unescape(mnt) == dir && line.find(" - fuse.gdfs ") != std::string::npos) ++n;
+    if (unescape(mnt) == dir && line.find(" - fuse.gdfs ") != std::string::npos) fn(devno);
   }
+}
+
+}  // namespace
+
+int gdfs_mounts_at(const std::string& dir) {
+  int n = 0;
+  for_each_gdfs_mount(dir, [&](const std::string&) { ++n; });
   return n;
+}
+
+std::string gdfs_mount_device(const std::string& dir) {
+  std::string dev;
+  for_each_gdfs_mount(dir, [&](const std::string& d) { dev = d; });
+  return dev;
+}
+
+bool set_kernel_readahead(const std::string& dir, uint64_t bytes) {
+  const std::string dev = gdfs_mount_device(dir);
+  if (dev.empty()) return false;
+  std::ofstream out("/sys/class/bdi/" + dev + "/read_ahead_kb");
+  out << bytes / 1024 << std::flush;
+  return bool(out);
 }
 
 bool clear_dead_mount(const std::string& mountpoint) {

@@ -24,6 +24,7 @@ struct RawOptions {
   char* readahead;
   char* uring;
   char* queue_depth;
+  char* store_ahead;
   char* cache_dir;
   char* disk_cache_size;
   char* remote_timeout;
@@ -49,6 +50,7 @@ const fuse_opt kSpec[] = {
     GDFS_OPT("readahead=%s", readahead),
     GDFS_OPT("uring=%s", uring),
     GDFS_OPT("queue_depth=%s", queue_depth),
+    GDFS_OPT("store_ahead=%s", store_ahead),
     GDFS_OPT("cache_dir=%s", cache_dir),
     GDFS_OPT("disk_cache_size=%s", disk_cache_size),
     GDFS_OPT("remote_timeout=%s", remote_timeout),
@@ -86,6 +88,14 @@ bool parse_uint(const char* text, unsigned lo, unsigned hi, unsigned& out) {
   return true;
 }
 
+// "0" or "1", the spelling of every on/off option.
+bool parse_bool(const char* text, bool& out) {
+  unsigned v = 0;
+  if (!parse_uint(text, 0, 1, v)) return false;
+  out = v == 1;
+  return true;
+}
+
 bool bad(const char* what, const char* value) {
   std::fprintf(stderr, "gdfs: bad option %s=%s\n", what, value);
   return false;
@@ -99,11 +109,9 @@ bool convert(const RawOptions& raw, DaemonOptions& out) {
   if (raw.readahead && !parse_size(raw.readahead, out.readahead)) return bad("readahead", raw.readahead);
   if (raw.queue_depth && !parse_uint(raw.queue_depth, 1, 4096, out.queue_depth))
     return bad("queue_depth", raw.queue_depth);
-  if (raw.uring) {
-    unsigned v = 0;
-    if (!parse_uint(raw.uring, 0, 1, v)) return bad("uring", raw.uring);
-    out.uring = v == 1;
-  }
+  if (raw.uring && !parse_bool(raw.uring, out.uring)) return bad("uring", raw.uring);
+  if (raw.store_ahead && !parse_bool(raw.store_ahead, out.store_ahead))
+    return bad("store_ahead", raw.store_ahead);
   if (raw.decoder) {
     const std::optional<DecoderChoice> d = parse_decoder_choice(raw.decoder);
     if (!d) return bad("decoder", raw.decoder);
@@ -150,8 +158,8 @@ bool parse_options(fuse_args& args, DaemonOptions& out) {
   raw.bases = &bases;
   bool ok = fuse_opt_parse(&args, &raw, kSpec, take_image) == 0 && convert(raw, out);
   for (char* p : {raw.cache_size, raw.threads, raw.decoder, raw.gpu_min_bytes, raw.readahead, raw.uring,
-                  raw.queue_depth, raw.cache_dir, raw.disk_cache_size, raw.remote_timeout, raw.ca_file,
-                  raw.s3_addressing, raw.trusted_key, raw.image, raw.mountpoint})
+                  raw.queue_depth, raw.store_ahead, raw.cache_dir, raw.disk_cache_size, raw.remote_timeout,
+                  raw.ca_file, raw.s3_addressing, raw.trusted_key, raw.image, raw.mountpoint})
     std::free(p);
   return ok;
 }
@@ -188,7 +196,10 @@ void print_usage(const char* prog) {
       "    -o gpu_min_bytes=SIZE  decode smaller requests on the CPU even with a GPU (default 1G)\n"
       "    -o readahead=SIZE      decode this far ahead of sequential readers (default 4M; 0 = off)\n"
       "    -o uring=0|1           read the image with io_uring (default 1; falls back to pread)\n"
-      "    -o queue_depth=N       io_uring queue depth per thread (default 128)\n\n"
+      "    -o queue_depth=N       io_uring queue depth per thread (default 128)\n"
+      "    -o store_ahead=0|1     after a read, push the rest of the decoded pages it touched into the\n"
+      "                           kernel's page cache, saving neighbouring reads a round trip (default 1;\n"
+      "                           off with -s)\n\n"
       "remote images (IMAGE is http://..., https://... or s3://BUCKET/KEY; docs/REMOTE.md):\n"
       "    -o cache_dir=DIR       keep fetched image bytes on disk in DIR (shared by mounts; default: none)\n"
       "    -o disk_cache_size=SIZE  bound on DIR, least recently used blocks go first (default 1G)\n"

@@ -1,5 +1,5 @@
 // gdfs's own mount options (-o cache_size=, threads=, decoder=, gpu_min_bytes=, readahead=, uring=,
-// queue_depth=; for remote images cache_dir=, disk_cache_size=, remote_timeout=, ca_file=,
+// queue_depth=, store_ahead=; for remote images cache_dir=, disk_cache_size=, remote_timeout=, ca_file=,
 // s3_addressing=) and the image argument. Standard FUSE options (-f, -d, -s, allow_other, ...) are libfuse's.
 #pragma once
 #include <fuse_opt.h>
@@ -21,6 +21,7 @@ struct DaemonOptions {
   uint64_t readahead = 4u << 20;        // bytes decoded ahead of a sequential reader; 0 = off
   bool uring = true;                    // false: read the image with pread even where io_uring works
   unsigned queue_depth = 128;           // io_uring entries per ring
+  bool store_ahead = true;              // push the rest of each read's decoded pages into the page cache
   SourceOptions source;                 // remote images: cache_dir=, disk_cache_size=, remote_timeout=,
                                         // ca_file=, s3_addressing= (the warn callback is set by main)
 };

@@ -96,6 +96,21 @@ class ReadView {
   size_t size_ = 0;
 };
 
+// The rest of the image pages that a read touched: their decoded bytes before the range and after it,
+// up to the end of the file. Checked like the range itself (a read with a bad page fails before any of
+// this is set), and taken from the same cached pages, so it costs no fetch and no decode. A FUSE daemon
+// pushes these bytes into the kernel's page cache, so that a neighbouring read needs no round trip.
+struct PageRest {
+  uint64_t before_offset = 0;  // file offset of before's first byte: the first page's start
+  ReadView before;
+  uint64_t after_offset = 0;  // file offset of after's first byte: the end of the range
+  ReadView after;
+  void clear() {
+    before.clear();
+    after.clear();
+  }
+};
+
 struct DirEntry {
   std::string name;
   uint32_t ino = 0;
@@ -164,6 +179,8 @@ class Reader {
   // The same without the copy: `view` receives pieces of the cached decoded pages (see ReadView).
   // Sequential readers get readahead here too. Returns view.size().
   size_t read(uint32_t ino, uint64_t offset, size_t length, ReadView& view);
+  // The same, and `rest` (when not null) receives what the pages it touched hold beyond the range.
+  size_t read(uint32_t ino, uint64_t offset, size_t length, ReadView& view, PageRest* rest);
   // Many ranges, of any files, in one fetch batch and one decode batch: how a data loader reads a
   // minibatch. Each request gets its own result; one bad page fails only the requests that need it.
   void read_batch(std::span<ReadRequest> requests);
@@ -189,6 +206,8 @@ class Reader {
   std::string stats_json() const;  // the counters and the configuration as one JSON object
 
   struct Impl;  // reader.cc
+  // Appends `len` bytes at `data` to `view`, kept alive by `keep` (reader.cc's helpers fill views).
+  static void add_piece(ReadView& view, const void* data, size_t len, std::shared_ptr<const void> keep);
 
  private:
   friend struct ReaderAccess;  // the library's white-box tests
