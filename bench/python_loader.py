@@ -65,7 +65,10 @@ def main():
     if args.mode == "gdfs":
         from gdfs.torch import ImageDataset
 
-        listed = ImageDataset(args.path, image_options={"threads": 1, "cache_size": int(os.environ.get("CACHE", 0))})
+        options = {"threads": 1}  # one decode thread per worker: the workers are the parallelism
+        if os.environ.get("CACHE"):
+            options["cache_size"] = int(os.environ["CACHE"])  # else ImageDataset's own default
+        listed = ImageDataset(args.path, image_options=options)
         ds = ImageDataset(listed.image, files=sorted(listed.files))  # the order FileDataset uses
     else:
         ds = FileDataset(args.path)
