@@ -66,6 +66,26 @@ void* stream_of(py::handle s) {
   return reinterpret_cast<void*>(v.cast<uintptr_t>());
 }
 
+// Whether `obj` has attribute `name` (an interned str), without making and dropping an AttributeError
+// for the common "no" of a numpy array or a bytearray: a read loop asks once per call.
+bool has_attr(py::handle obj, PyObject* name) {
+  PyObject* value = nullptr;
+#if PY_VERSION_HEX >= 0x030D0000
+  const int found = PyObject_GetOptionalAttr(obj.ptr(), name, &value);
+#else
+  const int found = _PyObject_LookupAttr(obj.ptr(), name, &value);
+#endif
+  Py_XDECREF(value);
+  if (found < 0) throw py::error_already_set();
+  return found == 1;
+}
+
+PyObject* interned(const char* s) {
+  PyObject* o = PyUnicode_InternFromString(s);  // kept for the life of the process
+  if (!o) throw py::error_already_set();
+  return o;
+}
+
 }  // namespace
 
 // A consumed DLPack capsule: renamed "used_dltensor" as the protocol asks, and its deleter called once
@@ -89,7 +109,8 @@ struct BufferTarget::Dlpack {
 BufferTarget::BufferTarget(py::handle buffer, py::handle stream) {
   // __cuda_array_interface__ first: a CuPy array also offers the buffer protocol, which raises for
   // device memory.
-  if (py::hasattr(buffer, "__cuda_array_interface__"))
+  static PyObject* const cai = interned("__cuda_array_interface__");
+  if (has_attr(buffer, cai))
     from_cuda_array(buffer, stream);
   else if (PyObject_CheckBuffer(buffer.ptr()))
     from_buffer(buffer);
