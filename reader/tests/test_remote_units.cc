@@ -480,17 +480,22 @@ TEST(RemoteUnits, PrefetchStoreRunsAnUnstartedOwnerInsteadOfWaiting) {
 TEST(RemoteUnits, PrefetchStoreUnderManyThreads) {
   const auto image = pattern(1 << 20);
   gdfs::remote::PrefetchStore store(image.size(), 4096, 256 << 10);
-  std::atomic<size_t> wrong{0}, hits{0};
+  std::atomic<size_t> wrong{0}, hits{0}, finished{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 6; ++t)
     threads.emplace_back([&, t] {
       std::mt19937 rng(t);
       std::vector<uint8_t> buf(10000);
+      // Readers start once something was prefetched: on a loaded machine they could otherwise all run
+      // before any prefetcher and have nothing to hit.
+      while (t % 2 == 0 && finished.load() == 0) std::this_thread::yield();
       for (int k = 0; k < 2000; ++k) {
         const uint64_t off = rng() % (image.size() - buf.size());
         if (t % 2) {  // prefetchers: some fetches fail
-          for (auto& [i, c] : store.claim(off, 3 * 4096))
+          for (auto& [i, c] : store.claim(off, 3 * 4096)) {
             store.finish(i, c, rng() % 5 ? image.data() + i * 4096 : nullptr);
+            ++finished;
+          }
         } else if (store.copy(off, buf.size(), buf.data()) == Copied::kYes) {
           ++hits;
           if (!std::equal(buf.begin(), buf.end(), image.begin() + off)) ++wrong;
