@@ -3,11 +3,12 @@
     python_loader.py gdfs IMAGE      # gdfs.torch.ImageDataset: batches through read_batch_into
     python_loader.py files DIR       # the same files read with open()/readinto from DIR (a mount, a folder)
 
-Options: --workers 4 --batch 64 --start fork --seed 0. Every file is read once, in a shuffled order
-that is the same for both modes (same seed, same sorted file list); each worker hands a batch over as
-one tensor (the samples concatenated) and their sizes. Prints one JSON line: mode, files,
-bytes, seconds (wall, from the first batch asked for to the last received), MB/s, and a checksum of
-every sample's first and last bytes (both modes must print the same)."""
+Options: --workers 4 --batch 64 --start fork --seed 0 --collate cat|list. Every file is read once, in
+a shuffled order that is the same for both modes (same seed, same sorted file list); each worker hands
+a batch over as one tensor (the samples concatenated; --collate cat) or as the list of samples
+(--collate list). Prints one JSON line: mode, files, bytes, seconds (wall, from the first batch asked
+for to the last received), MB/s, and a checksum of every sample's first and last bytes (both modes must
+print the same)."""
 
 import argparse
 import json
@@ -47,6 +48,11 @@ class FileDataset(Dataset):
         return t
 
 
+def collate_list(batch):
+    # The samples as they are: what a loader of variable-size samples does (gdfs.torch.collate_list).
+    return batch, [t.numel() for t in batch]
+
+
 def collate(batch):
     # In the worker: one tensor per batch crosses to the main process (torch moves each tensor of a
     # batch through its own shared-memory segment; 64 of them per batch would cost more than the reads).
@@ -61,6 +67,7 @@ def main():
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--start", default="fork")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--collate", choices=["cat", "list"], default="cat")
     args = ap.parse_args()
     if args.mode == "gdfs":
         from gdfs.torch import ImageDataset
@@ -75,22 +82,22 @@ def main():
     g = torch.Generator()
     g.manual_seed(args.seed)
     loader = DataLoader(ds, batch_size=args.batch, shuffle=True, generator=g, num_workers=args.workers,
-                        collate_fn=collate, multiprocessing_context=args.start if args.workers else None,
+                        collate_fn=collate if args.collate == "cat" else collate_list,
+                        multiprocessing_context=args.start if args.workers else None,
                         prefetch_factor=4 if args.workers else None)
     n = total = check = 0
     start = time.perf_counter()
     for flat, sizes in loader:
-        at = 0
-        for size in sizes:
+        parts = flat if isinstance(flat, list) else torch.split(flat, sizes)
+        for t in parts:
             n += 1
-            total += size
-            if size:
-                check = (check * 31 + int(flat[at]) * 7 + int(flat[at + size - 1])) % (1 << 61)
-            at += size
+            total += t.numel()
+            if t.numel():
+                check = (check * 31 + int(t[0]) * 7 + int(t[-1])) % (1 << 61)
     secs = time.perf_counter() - start
     print(json.dumps({"mode": args.mode, "path": args.path, "files": n, "bytes": total, "seconds": round(secs, 3),
                       "MBps": round(total / secs / 1e6, 1), "workers": args.workers, "batch": args.batch,
-                      "start": args.start, "check": check}))
+                      "start": args.start, "collate": args.collate, "check": check}))
     return 0 if n == len(ds) else 1
 
 

@@ -9,7 +9,7 @@
 
 Each sample is the whole file as a 1-D torch.uint8 tensor (host, pinned host, or CUDA memory), passed
 through `transform` when given. A DataLoader with batches reads each batch in one Image.read_batch_into
-(one fetch, one decode batch on all the reader's threads) through __getitems__. The dataset holds a
+(one fetch, one decode batch on all the reader's threads) through __getitems__, into views of one tensor. The dataset holds a
 gdfs.Image, which survives fork (the worker opens it again on first use) and pickling (spawn and
 forkserver workers open it again), so every start method works with any num_workers.
 """
@@ -107,12 +107,21 @@ class ImageDataset(Dataset):
         return self.__getitems__([index])[0]
 
     def __getitems__(self, indices):
-        """The samples of `indices`, read in one batch (what DataLoader calls with batch_size)."""
-        samples = [self._empty(self.sizes[i]) for i in indices]
-        targets = [s if s.is_cuda else s.numpy() for s in samples]
+        """The samples of `indices`, read in one batch (what DataLoader calls with batch_size). They are
+        views of one tensor: one allocation, and one shared-memory segment when a worker hands the batch
+        over (torch moves each storage through its own), not one per sample. A sample kept alive keeps its
+        batch's memory."""
+        sizes = [self.sizes[i] for i in indices]
+        flat = self._empty(sum(sizes))
+        host = None if flat.is_cuda else flat.numpy()
+        samples, targets, at = [], [], 0
+        for size in sizes:
+            samples.append(flat[at : at + size])
+            targets.append(samples[-1] if host is None else host[at : at + size])
+            at += size
         counts = self.image.read_batch_into(
             [(self.files[i], 0, t) for i, t in zip(indices, targets)],
             stream=torch.cuda.current_stream(self.device) if self.device.type == "cuda" else None,
         )
-        assert counts == [self.sizes[i] for i in indices]  # an image never changes under its reader
+        assert counts == sizes  # an image never changes under its reader
         return [self._finish(s, i) for i, s in zip(indices, samples)]

@@ -61,6 +61,8 @@ def test_the_dataset_lists_and_reads_files(samples):
         ds[len(ds)]
     batch = ds.__getitems__([3, 0, 3, 7])
     assert [digest(t) for t in batch] == [digests[ds.files[i]] for i in (3, 0, 3, 7)]
+    storages = {t.untyped_storage().data_ptr() for t in batch}
+    assert len(storages) == 1  # views of one tensor: one segment when a worker hands the batch over
     jpgs = ImageDataset(ds.image, pattern="*.jpg")
     assert jpgs.files == sorted(p for p in digests if p.endswith(".jpg"))
     sized = ImageDataset(ds.image, root="/class2", transform=lambda t, p: (p, t.numel()), with_path=True)
