@@ -92,10 +92,11 @@ def _stats(self):
 
 def _open(self, path, mode="rb", buffering=-1, encoding=None, errors=None, newline=None):
     """A file object over regular file `path` (symlinks followed), as the built-in open() gives:
-    mode 'rb' (default) -> a buffered binary file (io.BufferedIOBase), 'r'/'rt' -> io.TextIOWrapper (encoding, errors and newline
-    as open()'s), buffering=0 -> the raw gdfs.ImageFile. Read-only and seekable, so numpy.load,
-    PIL.Image.open, tarfile, zipfile, json.load and pickle.load take it. A mode that writes raises
-    OSError(EROFS). The file reads through this Image: close the file before the Image."""
+    mode 'rb' (default) -> a buffered binary file (io.BufferedIOBase), 'r'/'rt' -> io.TextIOWrapper
+    (encoding, errors and newline as open()'s), buffering=0 -> the raw gdfs.ImageFile. Read-only and
+    seekable, so numpy.load, PIL.Image.open, tarfile, zipfile, json.load and pickle.load take it. A mode
+    that writes raises OSError(EROFS). The file reads through this Image: close the file before the
+    Image."""
     return _open_file(self, path, mode, buffering, encoding, errors, newline)
 
 

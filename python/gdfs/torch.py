@@ -9,9 +9,10 @@
 
 Each sample is the whole file as a 1-D torch.uint8 tensor (host, pinned host, or CUDA memory), passed
 through `transform` when given. A DataLoader with batches reads each batch in one Image.read_batch_into
-(one fetch, one decode batch on all the reader's threads) through __getitems__, into views of one tensor. The dataset holds a
-gdfs.Image, which survives fork (the worker opens it again on first use) and pickling (spawn and
-forkserver workers open it again), so every start method works with any num_workers.
+(one fetch, one decode batch on all the reader's threads) through __getitems__, into views of one
+tensor. The dataset holds a gdfs.Image, which survives fork (the worker opens it again on first use)
+and pickling (spawn and forkserver workers open it again), so every start method works with any
+num_workers.
 """
 
 import fnmatch
