@@ -85,32 +85,41 @@ expect_some() {
   echo "ok: '$line' -> includes $*"
 }
 
-# mkfs.gdfs: options and their values, SOURCE_DIR (directories only), then IMAGE (any file).
+# mkfs.gdfs: options and their values, SOURCE (a directory or an archive), then IMAGE (any file).
 expect_some 'mkfs.gdfs --co' --codec --codec-for
+expect_some 'mkfs.gdfs --' --base --layered --base-hint --sign
+expect 'mkfs.gdfs --base sr' srcdir srcfile
+expect 'mkfs.gdfs --sign k.pem --base old.gdfs srcdir out.gdfs x'
 expect 'mkfs.gdfs --codec ' gdeflate bitpack auto
 expect 'mkfs.gdfs --codec=bi' bitpack
 expect 'mkfs.gdfs --codec-for *.wav=au' auto
 expect 'mkfs.gdfs --codec-for=*.wav=au' auto
 expect 'mkfs.gdfs --page-size 3' 32768
 expect 'mkfs.gdfs -l 1' 1 10 11 12
-expect 'mkfs.gdfs sr' srcdir
+expect 'mkfs.gdfs sr' srcdir srcfile
 expect 'mkfs.gdfs -l 9 --exclude *.o srcdir sr' srcdir srcfile
 expect 'mkfs.gdfs srcdir out.gdfs x'
 
 # gdfs: options, the -o list (names, and values after '='), IMAGE then MOUNTPOINT.
 expect_some 'gdfs -' -f -o --version
-expect 'gdfs -o ca' cache_size=
+expect 'gdfs -o ca' ca_file= cache_dir= cache_size=
+expect 'gdfs -o s3_addressing=v' virtual
 expect 'gdfs -o decoder=g' gpu
 expect 'gdfs -o allow_other,dec' allow_other,decoder=
 expect 'gdfs -o cache_size=1G,dec' 1G,decoder=
 expect 'gdfs -o uring=' 0 1
+expect 'gdfs -o store_ahead=' 0 1
+expect 'gdfs -o trus' trusted_key=
 expect 'gdfs -o ro sr' srcdir srcfile
 expect 'gdfs srcfile sr' srcdir
 
 # gdfs-inspect: subcommands, each one's options, and paths inside the image (the binary lists them).
-expect 'gdfs-inspect ' info ls pages stats verify cat extract counters
-expect 'gdfs-inspect ls -' -h --help -l --long -R --recursive --json
-expect 'gdfs-inspect verify --' --help --threads
+expect 'gdfs-inspect ' info ls pages stats verify cat extract flatten counters
+expect 'gdfs-inspect ls -' -h --help -l --long -R --recursive --json --base --key
+expect 'gdfs-inspect flatten --' --help --base --key --force
+expect 'gdfs-inspect counters --' --help --json
+expect "$inspect cat --key srcfile t.gdfs " docs/ readme
+expect 'gdfs-inspect verify --' --help --threads --base --key
 expect "$inspect cat t.gdfs " docs/ readme
 expect "$inspect cat t.gdfs /d" /docs/
 expect "$inspect ls -l t.gdfs docs/" docs/a.txt
