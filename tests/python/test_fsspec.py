@@ -1,7 +1,7 @@
 """fsspec's "gdfs" protocol (gdfs.fs.GdfsFileSystem) against the source tree: registration by entry
 point, ls/info/find/glob/walk, open and cat with ranges, cat_ranges as one batch, chained URLs over a
 local file, HTTP (a ranged server on loopback) and S3 (moto, tests/remote/s3_server.py); then pandas,
-pyarrow and zarr reading files inside an image."""
+pyarrow, zarr and xarray reading files inside an image."""
 
 import errno
 import http.server
@@ -48,6 +48,14 @@ def tree(tools, tmp_path_factory):
 
         z = zarr.open(str(src / "arr.zarr"), mode="w", shape=(300, 200), chunks=(100, 100), dtype="i4")
         z[:] = np.arange(60000, dtype="i4").reshape(300, 200)
+    except ImportError:
+        pass
+    try:
+        import xarray as xr
+
+        cube = xr.Dataset({"t": (("x", "y"), np.arange(600, dtype="f4").reshape(20, 30))},
+                          coords={"x": np.arange(20)})
+        cube.to_zarr(str(src / "cube.zarr"), mode="w")
     except ImportError:
         pass
     image = base / "set.gdfs"
@@ -153,6 +161,15 @@ def test_pandas_pyarrow_and_zarr_read_inside_an_image(tree):
     zarr = pytest.importorskip("zarr", reason="zarr is not installed")
     z = zarr.open(fsspec.get_mapper(f"gdfs://arr.zarr::{image}"), mode="r")
     assert np.array_equal(z[:], np.arange(60000, dtype="i4").reshape(300, 200))
+
+
+def test_xarray_opens_a_zarr_store_inside_an_image(tree):
+    xr = pytest.importorskip("xarray", reason="xarray is not installed (tests/python/requirements.txt)")
+    pytest.importorskip("zarr", reason="zarr is not installed")
+    got = xr.open_zarr(fsspec.get_mapper(f"gdfs://cube.zarr::{tree[1]}"))
+    want = xr.open_zarr(str(tree[0] / "cube.zarr"))
+    assert got.identical(want.load()) or got.load().identical(want.load())
+    assert np.array_equal(got["t"].values, np.arange(600, dtype="f4").reshape(20, 30))
 
 
 class RangeHandler(http.server.BaseHTTPRequestHandler):
