@@ -27,8 +27,10 @@ __all__ = ["ImageDataset", "collate_list"]
 
 # The decoded-page cache of an image the dataset opens itself (image_options' cache_size wins). Items
 # are whole files, each read once an epoch, so cached pages are rarely read again, and every worker
-# process has its own cache: Image's default (an eighth of RAM) in 4 workers took half the machine's
-# memory from the page cache that holds the image, and read 1.2-1.5x slower (bench/run-python-loader).
+# process has its own cache: with Image's default (an eighth of RAM) in 4 workers, half the machine's
+# memory went to caches instead of the page cache that holds the image, and the loader read at 0.46x
+# (cold) and 0.60x (warm) a plain directory's speed, against 1.01x and 0.84x with this cache
+# (bench/results/2026-11-26-python-loader-bigcache-vm.txt and -python-loader-vm.txt).
 DEFAULT_CACHE_SIZE = 64 << 20
 
 
