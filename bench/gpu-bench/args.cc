@@ -31,7 +31,8 @@ runs:
                          GDeflate pages, beside ours on the same pages
   --nvcomp-backend B     default, cuda or hardware (default: default)
   --cpu-only             load and code the corpus and run the CPU baseline only; no CUDA call
-  --skip LIST            runs to leave out: kernel (all pages), e2e, copies, batch-decoder, cpu
+  --skip LIST            runs to leave out: kernel (all pages), e2e (with e2e-device), copies (with
+                         h2d), batch-decoder, cpu
   --no-cpu               the same as --skip cpu
   --json FILE            also write the results as JSON to FILE ('-': to stdout, instead of the tables)
   -h, --help

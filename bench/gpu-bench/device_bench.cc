@@ -396,8 +396,11 @@ void DeviceBench::nvcomp_sweep(nvcomp::Library& lib, std::vector<Row>& rows) {
   sweep("nvcomp", ids, ops, rows);
 }
 
-void DeviceBench::end_to_end(std::vector<Row>& rows, bool with_decode) {
+void DeviceBench::end_to_end(std::vector<Row>& rows, Pass mode) {
   const size_t n = c_.pages.size();
+  const bool with_decode = mode == Pass::kHostOut || mode == Pass::kDeviceOut;
+  const bool copy_out = mode == Pass::kHostOut || mode == Pass::kCopies;
+  static const char* const kSection[] = {"e2e", "e2e-device", "copies", "h2d"};
   std::vector<E2eConfig> configs = a_.e2e;
   if (!with_decode) {
     // The transfer bound of the first multi-stream configuration (or the first one).
@@ -412,12 +415,12 @@ void DeviceBench::end_to_end(std::vector<Row>& rows, bool with_decode) {
   for (const E2eConfig& cfg : configs) {
     const size_t chunk = cfg.chunk == 0 ? n : std::min<size_t>(cfg.chunk, n);
     Row row;
-    row.section = with_decode ? "e2e" : "copies";
+    row.section = kSection[static_cast<int>(mode)];
     row.config = std::to_string(cfg.streams) + (cfg.streams == 1 ? " stream x " : " streams x ") +
                  (cfg.chunk == 0 ? "all" : std::to_string(chunk)) + " pages";
     row.batch = chunk;
     row.pages = n;
-    row.bytes = c_.raw_bytes();
+    row.bytes = mode == Pass::kCopyIn ? c_.enc.size() : c_.raw_bytes();  // h2d: GB/s of stored bytes
     row.launches = with_decode ? (n + chunk - 1) / chunk : 0;
     try {
       auto pass = [&] {
@@ -435,8 +438,9 @@ void DeviceBench::end_to_end(std::vector<Row>& rows, bool with_decode) {
             ck(gpu::decode_pages_async(d_pages_ + first, static_cast<uint32_t>(cnt), d_results_ + first, s),
                "decode_pages_async");
           }
-          ck(cudaMemcpyAsync(h_out_ + out_lo, d_out_ + out_lo, out_len, cudaMemcpyDeviceToHost, s),
-             "copy out");
+          if (copy_out)
+            ck(cudaMemcpyAsync(h_out_ + out_lo, d_out_ + out_lo, out_len, cudaMemcpyDeviceToHost, s),
+               "copy out");
           if (with_decode)
             ck(cudaMemcpyAsync(h_results_ + first, d_results_ + first, cnt, cudaMemcpyDeviceToHost, s),
                "copy out");
@@ -460,6 +464,13 @@ void DeviceBench::end_to_end(std::vector<Row>& rows, bool with_decode) {
         pass();
         row.ms.push_back(ms_since(t0));
       }
+      if (mode == Pass::kDeviceOut) {  // the decoded bytes come back for the check only, untimed
+        ck(cudaMemcpy(h_out_, d_out_, c_.out_bytes, cudaMemcpyDeviceToHost), "copy out");
+        char in[96];
+        std::snprintf(in, sizeof in, "%.2f GB/s of stored bytes in",
+                      static_cast<double>(c_.enc.size()) / row.median_ms() / 1e6);
+        row.note = in;
+      }
       if (with_decode) {
         std::string first_bad;
         row.bad = check(
@@ -472,9 +483,11 @@ void DeviceBench::end_to_end(std::vector<Row>& rows, bool with_decode) {
             h_out_, first_bad);
         row.checked = true;
         if (row.bad) row.note = first_bad;
-      } else {
+      } else if (mode == Pass::kCopies) {
         row.note = "moves " + std::to_string(c_.enc.size() / 1000000) + " MB in, " +
                    std::to_string(c_.out_bytes / 1000000) + " MB out";
+      } else {
+        row.note = "moves " + std::to_string(c_.enc.size() / 1000000) + " MB in";
       }
     } catch (const CudaError& e) {
       row.error = e.what();

@@ -1,6 +1,7 @@
 // The GPU runs of gdfs-gpu-bench: kernel only (pages resident in device memory), end to end from pinned
-// host memory over several streams, copies only, BatchDecoder::decode, and nvCOMP's batched GDeflate
-// decoder on the same device pages. Every run checks every page's status and bytes.
+// host memory over several streams (output to host or left on the device), copies only, BatchDecoder::decode,
+// and nvCOMP's batched GDeflate decoder on the same device pages. Every run checks every page's status and
+// bytes.
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -36,7 +37,10 @@ class DeviceBench {
   // unusable, and later runs then fail too).
   void kernel_sweep(bool gdeflate_only, std::vector<Row>& rows);
   void nvcomp_sweep(nvcomp::Library& lib, std::vector<Row>& rows);
-  void end_to_end(std::vector<Row>& rows, bool with_decode);
+  // What an end-to-end pass moves: copy in, decode, copy out (e2e); copy in and decode, the output
+  // left in device memory (e2e-device); copy in and out, no decode (copies); copy in alone (h2d).
+  enum class Pass { kHostOut, kDeviceOut, kCopies, kCopyIn };
+  void end_to_end(std::vector<Row>& rows, Pass mode);
   void batch_decoder(std::vector<Row>& rows);
   size_t gdeflate_pages() const { return gd_ids_.size(); }
 

@@ -159,12 +159,16 @@ int run(int argc, char** argv) {
         section_done("nvcomp");
       }
       if (a.e2e_runs && !a.e2e.empty()) {
-        dev->end_to_end(rep.rows, true);
+        dev->end_to_end(rep.rows, DeviceBench::Pass::kHostOut);
         section_done("e2e");
+        dev->end_to_end(rep.rows, DeviceBench::Pass::kDeviceOut);
+        section_done("e2e-device");
       }
       if (a.copies && !a.e2e.empty()) {
-        dev->end_to_end(rep.rows, false);
+        dev->end_to_end(rep.rows, DeviceBench::Pass::kCopies);
         section_done("copies");
+        dev->end_to_end(rep.rows, DeviceBench::Pass::kCopyIn);
+        section_done("h2d");
       }
       if (a.batch_decoder) {
         dev->batch_decoder(rep.rows);

@@ -32,7 +32,10 @@ const Section kSections[] = {
     {"nvcomp", "kernel only, GDeflate pages only: nvCOMP batched GDeflate on the same device pages"},
     {"e2e",
      "end to end from pinned host memory: copy in, decode, copy out, chunks over streams (wall clock)"},
+    {"e2e-device",
+     "end to end to device memory: copy in and decode, the output left on the device (wall clock)"},
     {"copies", "copies only, no decode: the transfer bound of the end-to-end rows (wall clock)"},
+    {"h2d", "host-to-device copy alone, pinned: GB/s of stored bytes (wall clock)"},
     {"batch-decoder", "BatchDecoder::decode: pageable buffers, host gather/scatter included (wall clock)"},
     {"cpu", "CPU: gdeflate::Decompressor (kAuto) and bitpack per thread, every page (wall clock)"},
 };

@@ -10,10 +10,10 @@
 namespace gdfs::gpubench {
 
 struct Row {
-  std::string section;            // kernel, kernel-gdeflate, nvcomp, e2e, copies, batch-decoder, cpu
-  std::string config;             // "batch 512", "4 streams x 2048 pages", "16 threads", ...
-  uint64_t batch = 0;             // pages per launch (kernel-only runs)
-  uint64_t launches = 0;          // launches (or nvCOMP calls) per pass; 0 where it does not apply
+  std::string section;    // kernel, kernel-gdeflate, nvcomp, e2e, e2e-device, copies, h2d, batch-decoder, cpu
+  std::string config;     // "batch 512", "4 streams x 2048 pages", "16 threads", ...
+  uint64_t batch = 0;     // pages per launch (kernel-only runs)
+  uint64_t launches = 0;  // launches (or nvCOMP calls) per pass; 0 where it does not apply
   uint64_t pages = 0, bytes = 0;  // decoded per pass
   std::vector<double> ms;         // wall or event time of each timed pass
   bool checked = false;           // output and statuses compared with the source

@@ -28,7 +28,6 @@ inline constexpr unsigned kLitBits = 10;
 inline constexpr unsigned kDistBits = 8;
 inline constexpr unsigned kPrecodeBits = 7;
 inline constexpr unsigned kMaxMatches = 256;
-inline constexpr uint32_t kWarpCopyMin = 32;  // shorter matches are copied by their own lane
 
 }  // namespace gdw
 
@@ -55,11 +54,16 @@ struct LaneBits {
   bool overrun;  // asked for a word past the end (zeros were supplied)
 };
 
-// The input words and the next one to hand out (the same on every lane).
+// The input words and the next one to hand out (uniform). The warp reads ahead: lane j holds words
+// base+j (cur), base+32+j (ahead) and base+64+j (far), each loaded two chunks of 32 words before it is
+// needed, so a refill is a shuffle and not a wait on global memory, the stall that dominated an H100
+// profile of the kernel (docs/GPU.md).
 struct Words {
   const uint8_t* in;
   uint32_t nwords;
-  uint32_t next;
+  uint32_t next;  // base <= next < base + 32 between refills
+  uint32_t base;  // a multiple of 32
+  uint32_t cur, ahead, far;
   bool aligned;
 };
 
@@ -71,6 +75,22 @@ GDFS_DEV uint32_t load_word(const Words& w, uint32_t idx) {
   return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
 }
 
+GDFS_DEV uint32_t load_word_or_zero(const Words& w, uint32_t idx) {
+  return idx < w.nwords ? load_word(w, idx) : 0;
+}
+
+// Lane j's stream starts with word j; the read-ahead window starts at word 32.
+GDFS_DEV void start_words(Words& w, const uint8_t* in, uint32_t in_size) {
+  const unsigned lane = simt::lane_id();
+  w.in = in;
+  w.nwords = in_size / 4;
+  w.aligned = (reinterpret_cast<uintptr_t>(in) & 3u) == 0;
+  w.next = w.base = 32;
+  w.cur = load_word_or_zero(w, 32 + lane);
+  w.ahead = load_word_or_zero(w, 64 + lane);
+  w.far = load_word_or_zero(w, 96 + lane);
+}
+
 GDFS_DEV void consume(LaneBits& b, uint32_t n) {
   b.buf >>= n;
   b.cnt -= n;
@@ -80,11 +100,14 @@ GDFS_DEV void consume(LaneBits& b, uint32_t n) {
 GDFS_DEV void refill(LaneBits& b, Words& w) {
   const bool need = b.cnt < 32;
   const uint32_t m = simt::ballot(need);
+  if (m == 0) return;
+  const uint32_t idx = w.next + simt::popc(m & simt::lanes_below());
+  const uint32_t off = idx - w.base;  // below 64 for the lanes in need
+  const uint32_t from_cur = simt::shfl(w.cur, off & 31u), from_ahead = simt::shfl(w.ahead, off & 31u);
   if (need) {
-    const uint32_t idx = w.next + simt::popc(m & simt::lanes_below());
     uint64_t word = 0;
     if (idx < w.nwords) {
-      word = load_word(w, idx);
+      word = off < 32 ? from_cur : from_ahead;
     } else {
       b.overrun = true;
     }
@@ -93,36 +116,45 @@ GDFS_DEV void refill(LaneBits& b, Words& w) {
   }
   const uint32_t next = w.next + simt::popc(m);
   w.next = next < w.nwords ? next : w.nwords;
+  if (w.next - w.base >= 32) {
+    w.base += 32;
+    w.cur = w.ahead;
+    w.ahead = w.far;
+    w.far = load_word_or_zero(w, w.base + 64 + simt::lane_id());
+  }
 }
 
 GDFS_DEV bool any_overrun(const LaneBits& b) {
   return simt::ballot(b.overrun) != 0;
 }
 
-// Copies one match with the whole warp. Byte k of the match is byte (k mod dist) of the `dist` bytes
-// before it, all final already, so the lanes need not wait on each other even when the match overlaps
-// itself.
-GDFS_DEV void copy_match_warp(uint8_t* out, uint32_t pos, uint32_t dist, uint32_t len) {
+// Copies this step's ready matches with the whole warp, their bytes laid end to end: in each pass lane
+// k writes byte c + k of the concatenation. Every byte a ready match reads is final already (see
+// resolve_matches), so the loads of a pass depend on no store of it and wait on memory once per pass,
+// not once per byte. Byte k of a match is byte k mod dist of the `dist` bytes before it, which also
+// holds when the match overlaps itself.
+GDFS_DEV void copy_ready_matches(uint8_t* out, bool ready, uint32_t pos, uint32_t dist, uint32_t len) {
   const unsigned lane = simt::lane_id();
-  const uint8_t* src = out + pos - dist;
-  if (dist >= len) {
-    for (uint32_t k = lane; k < len; k += 32) out[pos + k] = src[k];
-    return;
-  }
-  uint32_t r = lane % dist;
-  const uint32_t step = 32 % dist;
-  for (uint32_t k = lane; k < len; k += 32) {
-    out[pos + k] = src[r];
-    r += step;
-    if (r >= dist) r -= dist;
+  const uint32_t mine = ready ? len : 0;
+  const uint32_t end = simt::inclusive_sum(mine);  // rises with the lane
+  const uint32_t total = simt::shfl(end, 31);
+  for (uint32_t c = 0; c < total; c += 32) {
+    const uint32_t b = c + lane;
+    unsigned owner = 0;  // the number of lanes whose bytes all lie below b: b's match
+    for (unsigned step = 16; step; step >>= 1)
+      if (simt::shfl(end, owner + step - 1) <= b) owner += step;
+    const uint32_t o_end = simt::shfl(end, owner), o_len = simt::shfl(mine, owner);
+    const uint32_t o_pos = simt::shfl(pos, owner), o_dist = simt::shfl(dist, owner);
+    if (b < total) {
+      const uint32_t k = b - (o_end - o_len);
+      out[o_pos + k] = out[o_pos - o_dist + (k < o_dist ? k : k % o_dist)];
+    }
   }
 }
 
-GDFS_DEV void copy_match_lane(uint8_t* out, uint32_t pos, uint32_t dist, uint32_t len) {
-  for (uint32_t k = 0; k < len; ++k) out[pos + k] = out[pos + k - dist];
-}
-
-// Performs list entries [0, n), whose distances are all known. Called by the whole warp.
+// Performs list entries [0, n), whose distances are all known. Called by the whole warp. Each step
+// copies every pending match whose source lies entirely below the first pending destination, so
+// independent matches copy together.
 GDFS_DEV void resolve_matches(GdeflateSmem& sm, uint32_t n, uint8_t* out) {
   const unsigned lane = simt::lane_id();
   simt::syncwarp();  // literals and list entries of every lane are visible
@@ -138,15 +170,9 @@ GDFS_DEV void resolve_matches(GdeflateSmem& sm, uint32_t n, uint8_t* out) {
     for (uint32_t m; (m = simt::ballot(pending)) != 0;) {
       const unsigned first = simt::ffs(m) - 1;
       const uint32_t first_pos = simt::shfl(pos, first);
-      // Ready: everything it reads lies below every unresolved destination.
       const uint32_t src_end = pos - dist + (len < dist ? len : dist);
       const bool ready = pending && (lane == first || src_end <= first_pos);
-      const bool wide = ready && len >= kWarpCopyMin;
-      if (ready && !wide) copy_match_lane(out, pos, dist, len);
-      for (uint32_t w = simt::ballot(wide); w; w &= w - 1) {
-        const unsigned l = simt::ffs(w) - 1;
-        copy_match_warp(out, simt::shfl(pos, l), simt::shfl(dist, l), simt::shfl(len, l));
-      }
+      copy_ready_matches(out, ready, pos, dist, len);
       simt::syncwarp();
       if (ready) pending = false;
     }
@@ -333,13 +359,10 @@ GDFS_DEV PageStatus Decoder::huffman_block() {
 
 GDFS_DEV PageStatus Decoder::run() {
   const unsigned lane = simt::lane_id();
-  words.in = page.in;
-  words.nwords = page.in_size / 4;
-  words.aligned = (reinterpret_cast<uintptr_t>(page.in) & 3u) == 0;
+  start_words(words, page.in, page.in_size);
   bits.buf = load_word(words, lane);
   bits.cnt = 32;
   bits.overrun = false;
-  words.next = 32;
   for (bool final_block = false; !final_block;) {
     const uint32_t hdr = lane0_bits(3);
     if (any_overrun(bits)) return PageStatus::kBadData;

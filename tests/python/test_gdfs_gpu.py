@@ -156,3 +156,49 @@ def test_cuda_runtime_memory(tree, img, name, offset, size):
     got = buf.host(size + 100)
     assert got[:len(want)] == want
     assert got[len(want):] == b"\xee" * (size + 100 - len(want))  # nothing written past the data
+
+
+@pytest.mark.skipif(torch is None, reason="no torch")
+def test_read_batch_into_cuda_and_host_buffers(tree, img):
+    """One batch over every case, each into a different kind of buffer, on a torch stream; a missing
+    path fails only its own entry."""
+    if not torch.cuda.is_available():
+        pytest.skip("torch sees no CUDA device")
+    kinds = [lambda n: torch.full((n,), 0xEE, dtype=torch.uint8, device="cuda"),
+             lambda n: np.full(n, 0xEE, np.uint8),
+             lambda n: torch.full((n,), 0xEE, dtype=torch.uint8).pin_memory()]
+    if cupy is not None:
+        kinds.append(lambda n: cupy.full(n, 0xEE, dtype=cupy.uint8))
+    cases = CASES * 2
+    bufs = [kinds[i % len(kinds)](size) for i, (_, _, size) in enumerate(cases)]
+    reqs = [("/" + name, offset, b) for (name, offset, _), b in zip(cases, bufs)]
+    reqs.append(("/no-such-file", 0, torch.zeros(10, dtype=torch.uint8, device="cuda")))
+    stream = torch.cuda.Stream()
+    got = img.read_batch_into(reqs, stream=stream, return_exceptions=True)
+    assert isinstance(got[-1], FileNotFoundError)
+    for (name, offset, size), b, n in zip(cases, bufs, got):
+        want = source(tree, name, offset, size)
+        assert n == len(want)
+        host = b.cpu().numpy() if torch.is_tensor(b) else cupy.asnumpy(b) if cupy is not None and \
+            isinstance(b, cupy.ndarray) else b
+        assert host[:n].tobytes() == want, (name, offset, type(b))
+        assert (host[n:] == 0xEE).all()
+
+
+@pytest.mark.skipif(torch is None, reason="no torch")
+def test_image_dataset_on_the_device_and_pinned(tree):
+    if not torch.cuda.is_available():
+        pytest.skip("torch sees no CUDA device")
+    from gdfs.torch import ImageDataset
+    names = sorted(os.listdir(tree[0]))
+    for kwargs in ({"device": "cuda"}, {"pin_memory": True}):
+        ds = ImageDataset(str(tree[1]), **kwargs)
+        assert sorted(f.lstrip("/") for f in ds.files) == names
+        batch = ds.__getitems__(list(range(len(ds))))
+        singles = [ds[i] for i in range(len(ds))]
+        for f, t, s in zip(ds.files, batch, singles):
+            want = source(tree, f.lstrip("/"))
+            assert t.is_cuda == ("device" in kwargs) and s.is_cuda == t.is_cuda
+            if "pin_memory" in kwargs:
+                assert t.is_pinned() and s.is_pinned()
+            assert t.cpu().numpy().tobytes() == want and s.cpu().numpy().tobytes() == want
