@@ -478,11 +478,6 @@ class Walk {
 
 }  // namespace
 
-bool is_archive_source(const Options& o) {
-  struct stat st {};
-  return o.source == "-" || (::stat(o.source.c_str(), &st) == 0 && !S_ISDIR(st.st_mode));
-}
-
 ArchiveBuild read_archive(const Options& o, ImageWriter& image, Base* base, Diag& diag, Progress& progress) {
   return Walk(o, image, base, diag, progress).run();
 }

@@ -156,6 +156,11 @@ void build_from_archive(const Options& o, ImageWriter& image, Base* base, Diag& 
 
 }  // namespace
 
+bool is_archive_source(const Options& o) {
+  struct stat st {};
+  return o.source == "-" || (::stat(o.source.c_str(), &st) == 0 && !S_ISDIR(st.st_mode));
+}
+
 Summary make_image(const Options& o, Diag& diag, Progress& progress) {
   const auto start = std::chrono::steady_clock::now();
   const bool from_archive = is_archive_source(o);

@@ -27,7 +27,7 @@ namespace gdw {
 inline constexpr unsigned kLitBits = 10;
 inline constexpr unsigned kDistBits = 8;
 inline constexpr unsigned kPrecodeBits = 7;
-inline constexpr unsigned kMaxMatches = 256;
+inline constexpr unsigned kMaxMatches = 128;
 
 }  // namespace gdw
 
