@@ -1,15 +1,26 @@
-// The batch decode kernel: one warp per page, a few warps per block, each warp with its own slice of
-// shared memory. Non-persistent: the hardware block scheduler already balances pages of uneven cost,
-// and a grid of n/4 blocks needs no work counter in global memory.
+// The batch decode kernel: one warp per page and one page per block. Non-persistent: the hardware
+// block scheduler balances pages of uneven cost, and a grid of n blocks needs no work counter in global
+// memory. One warp a block because a block's shared memory returns only when all its warps are done: with
+// four, a slow GDeflate page held three finished warps' slots, and an H200 profile showed 13.5 warps
+// active per SM against 28 possible (bench/results/2026-11-26-gpu-ncu-h200.txt).
 #include "gdfs/gpu_device.h"
 #include "page_warp.h"
 
 namespace gdfs::gpu {
 namespace {
 
-constexpr unsigned kWarpsPerBlock = 4;
+constexpr unsigned kWarpsPerBlock = 1;
+// As many blocks as an SM keeps: on Hopper 32, which caps the kernel at 64 registers a thread, and 32
+// warps' tables fit in its shared memory (docs/GPU.md). Some older parts keep fewer.
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 750 || __CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870)
+constexpr unsigned kMinBlocksPerSm = 16;
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 890
+constexpr unsigned kMinBlocksPerSm = 24;
+#else
+constexpr unsigned kMinBlocksPerSm = 32;
+#endif
 
-__global__ void __launch_bounds__(kWarpsPerBlock * 32)
+__global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm)
     decode_pages_kernel(const DevicePage* __restrict__ pages, uint32_t n, PageStatus* __restrict__ results) {
   extern __shared__ __align__(16) unsigned char smem[];
   const unsigned warp = threadIdx.x / 32;
