@@ -1,23 +1,24 @@
-// The batch decode kernel: one warp per page and one page per block. Non-persistent: the hardware
-// block scheduler balances pages of uneven cost, and a grid of n blocks needs no work counter in global
-// memory. One warp a block because a block's shared memory returns only when all its warps are done: with
-// four, a slow GDeflate page held three finished warps' slots, and an H200 profile showed 13.5 warps
-// active per SM against 28 possible (bench/results/2026-11-26-gpu-ncu-h200.txt).
+// The batch decode kernel: one warp per page, two warps per block, each warp with its own slice of shared
+// memory. Non-persistent: the hardware block scheduler balances pages of uneven cost, and a grid of n/2
+// blocks needs no work counter in global memory. Two warps a block because a block's shared memory
+// returns only when all its warps are done: with four, a slow GDeflate page held three finished warps'
+// slots (an H200 profile showed 13.5 warps active per SM against 28 possible,
+// bench/results/2026-11-26-gpu-ncu-h200.txt); one warp a block is capped at 32 warps by the blocks an SM
+// keeps. On the H200, two beat one and four by 5-10% (bench/results/2026-11-26-gpu-ab-3-h200.txt).
 #include "gdfs/gpu_device.h"
 #include "page_warp.h"
 
 namespace gdfs::gpu {
 namespace {
 
-constexpr unsigned kWarpsPerBlock = 1;
-// As many blocks as an SM keeps: on Hopper 32, which caps the kernel at 64 registers a thread, and 32
-// warps' tables fit in its shared memory (docs/GPU.md). Some older parts keep fewer.
+constexpr unsigned kWarpsPerBlock = 2;
+// Hopper's shared memory holds 20 such blocks (228 KiB over two 5,128-byte warp slices and 1 KiB a
+// block): 40 warps, which caps the kernel at 51 registers a thread. Parts that keep only 16 blocks an SM
+// get 16.
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 750 || __CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870)
 constexpr unsigned kMinBlocksPerSm = 16;
-#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 890
-constexpr unsigned kMinBlocksPerSm = 24;
 #else
-constexpr unsigned kMinBlocksPerSm = 32;
+constexpr unsigned kMinBlocksPerSm = 20;
 #endif
 
 __global__ void __launch_bounds__(kWarpsPerBlock * 32, kMinBlocksPerSm)

@@ -25,7 +25,7 @@ namespace gdfs::gpu {
 namespace gdw {
 
 inline constexpr unsigned kLitBits = 9;
-inline constexpr unsigned kDistBits = 8;
+inline constexpr unsigned kDistBits = 7;
 inline constexpr unsigned kPrecodeBits = 7;
 inline constexpr unsigned kMaxMatches = 128;
 
