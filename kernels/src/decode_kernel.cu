@@ -4,7 +4,7 @@
 // returns only when all its warps are done: with four, a slow GDeflate page held three finished warps'
 // slots (an H200 profile showed 13.5 warps active per SM against 28 possible,
 // bench/results/2026-11-26-gpu-ncu-h200.txt); one warp a block is capped at 32 warps by the blocks an SM
-// keeps. On the H200, two beat one and four by 5-10% (bench/results/2026-11-26-gpu-ab-3-h200.txt).
+// keeps. On the H200, two beat one by 1-10% and four by 2-3% (bench/results/2026-11-26-gpu-ab-3-h200.txt).
 #include "gdfs/gpu_device.h"
 #include "page_warp.h"
 

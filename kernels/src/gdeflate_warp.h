@@ -56,8 +56,8 @@ struct LaneBits {
 
 // The input words and the next one to hand out (uniform). The warp reads ahead: lane j holds words
 // base+j (cur), base+32+j (ahead) and base+64+j (far), each loaded two chunks of 32 words before it is
-// needed, so a refill is a shuffle and not a wait on global memory, the stall that dominated an H100
-// profile of the kernel (docs/GPU.md).
+// needed, so a refill is a shuffle and not a wait on global memory (global loads were 43% of the stalls
+// in an H100 profile of the kernel, docs/GPU.md).
 struct Words {
   const uint8_t* in;
   uint32_t nwords;
