@@ -49,12 +49,14 @@ class ImageFile(io.RawIOBase):
 
     def read(self, size=-1):
         self._checkClosed()
-        if size is None or size < 0:
-            size = max(self._size - self._pos, 0)
-        buf = bytearray(min(size, max(self._size - self._pos, 0)))
-        n = self.readinto(buf) if buf else 0
-        del buf[n:]
-        return bytes(buf)
+        left = max(self._size - self._pos, 0)
+        if size is None or size < 0 or size > left:
+            size = left
+        if size == 0:
+            return b""
+        data = self._image._pread(self._ino, self._pos, size, self.name)  # one copy, into the bytes
+        self._pos += len(data)
+        return data
 
     def readall(self):
         return self.read(-1)

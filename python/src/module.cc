@@ -252,7 +252,7 @@ class Image {
     const std::string p = fs_path(path);
     const uint64_t off = checked_offset(offset, path);
     const FileStat st = translate(path, [&] { return r->stat(p); });
-    return read_ino(*r, path, st, off, size);
+    return read_ino(*r, path, st.ino, off, read_length(st.size, off, size));
   }
 
   size_t read_into(py::handle path, py::handle buffer, int64_t offset, py::handle stream) const {
@@ -263,7 +263,14 @@ class Image {
     return read_ino_into(*r, path, ino, buffer, off, stream);
   }
 
-  // The file objects' reads: by inode, which Image.open looked up once.
+  // The file objects' reads: by inode, which Image.open looked up once; `size` is clamped to the file
+  // by the caller (it knows the size), so that bytes are allocated once at the length they end with.
+  py::bytes pread(uint32_t ino, int64_t offset, int64_t size, py::handle name) const {
+    auto r = get();
+    if (size < 0) throw py::value_error("_pread: negative size");
+    return read_ino(*r, name, ino, checked_offset(offset, name), static_cast<size_t>(size));
+  }
+
   size_t pread_into(uint32_t ino, py::handle buffer, int64_t offset, py::handle name) const {
     auto r = get();
     return read_ino_into(*r, name, ino, buffer, checked_offset(offset, name), py::none());
@@ -424,13 +431,13 @@ class Image {
     return translate(path, [&] { return r->list(p); });
   }
 
-  static py::bytes read_ino(Reader& r, py::handle path, const FileStat& st, uint64_t off, int64_t size) {
-    py::bytes out = new_bytes(read_length(st.size, off, size));
+  static py::bytes read_ino(Reader& r, py::handle path, uint32_t ino, uint64_t off, size_t size) {
+    py::bytes out = new_bytes(size);
     char* dst = PyBytes_AS_STRING(out.ptr());
     const size_t want = static_cast<size_t>(PyBytes_GET_SIZE(out.ptr()));
     const size_t got = translate(path, [&] {
       py::gil_scoped_release nogil;
-      return r.read(st.ino, off, want, dst);  // a directory or a symlink: EISDIR
+      return r.read(ino, off, want, dst);  // a directory or a symlink: EISDIR
     });
     shrink_bytes(out, got);
     return out;
@@ -549,6 +556,24 @@ PyObject* pread_into_fast(PyObject* self, PyObject* const* args, Py_ssize_t narg
     return py::reinterpret_steal<py::object>(PyLong_FromSize_t(n));
   });
 }
+
+// The file objects' read: (ino, offset, size, name) -> bytes.
+PyObject* pread_fast(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  return fastcall([&] {
+    PyObject* a[4];
+    parse_args("_pread", args, nargs, kwnames, {"ino", "offset", "size", "name"}, 4, a);
+    const Image& img = py::handle(self).cast<const Image&>();
+    const int64_t ino = int_arg(a[0], 0);
+    if (ino <= 0 || ino > UINT32_MAX) throw py::value_error("_pread: bad inode number");
+    return py::object(img.pread(static_cast<uint32_t>(ino), int_arg(a[1], 0), int_arg(a[2], 0), a[3]));
+  });
+}
+
+PyMethodDef g_pread_def = {"_pread", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(pread_fast)),
+                           METH_FASTCALL | METH_KEYWORDS,
+                           "_pread($self, /, ino, offset, size, name)\n--\n\n"
+                           "read by inode number, `size` already clamped to the file (what Image.open's "
+                           "file objects call); `name` is for errors only."};
 
 PyMethodDef g_pread_into_def = {
     "_pread_into", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(pread_into_fast)),
@@ -705,4 +730,5 @@ it. Errors are OSError with the errno a file system would give.)")
   gp::add_fast_method(image_class, &gp::g_read_def);
   gp::add_fast_method(image_class, &gp::g_read_into_def);
   gp::add_fast_method(image_class, &gp::g_pread_into_def);
+  gp::add_fast_method(image_class, &gp::g_pread_def);
 }

@@ -109,7 +109,15 @@ def test_file_object_semantics(tree, img):
         f.read(1)
     raw = img.open("/big.bin", buffering=0)
     assert isinstance(raw, gdfs.ImageFile) and raw.readall() == want
+    assert raw.read() == b"" and raw.read(7) == b""
+    raw.seek(65530)
+    got = raw.read(70000)  # across a page boundary, one bytes object straight from the reader
+    assert type(got) is bytes and got == want[65530:135530] and raw.tell() == 135530
+    raw.seek(len(want) - 3)
+    assert raw.read(100) == want[-3:] and raw.read(None) == b"" and raw.read(-1) == b""
     raw.close()
+    with pytest.raises(ValueError):
+        raw.read(1)
     rng = random.Random(3)
     with img.open("/big.bin", buffering=4096) as f:  # random seeks and reads against the source
         for _ in range(300):
@@ -156,6 +164,11 @@ def test_a_file_on_a_damaged_page_reads_as_eio(tools, tree, tmp_path):
         with pytest.raises(OSError) as e:
             f.read()
         assert e.value.errno == errno.EIO and "page 2" in e.value.strerror
+    with gdfs.Image(str(bad)) as img, img.open("/big.bin", buffering=0) as raw:
+        assert len(raw.read(65536)) == 65536
+        with pytest.raises(OSError) as e:
+            raw.read()
+        assert e.value.errno == errno.EIO and e.value.filename == "/big.bin" and raw.tell() == 65536
 
 
 def test_an_image_pickles_as_what_opens_it_again(tree):
