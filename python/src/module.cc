@@ -544,15 +544,20 @@ PyObject* read_into_fast(PyObject* self, PyObject* const* args, Py_ssize_t nargs
   });
 }
 
+// An inode number from Python: 1 .. 2^32-1.
+uint32_t inode_arg(PyObject* o, const char* fn) {
+  const int64_t ino = int_arg(o, 0);
+  if (ino <= 0 || ino > UINT32_MAX) throw py::value_error(std::string(fn) + ": bad inode number");
+  return static_cast<uint32_t>(ino);
+}
+
 // The file objects' read: (ino, buffer, offset, name); `name` only names the file in errors.
 PyObject* pread_into_fast(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   return fastcall([&] {
     PyObject* a[4];
     parse_args("_pread_into", args, nargs, kwnames, {"ino", "buffer", "offset", "name"}, 4, a);
     const Image& img = py::handle(self).cast<const Image&>();
-    const int64_t ino = int_arg(a[0], 0);
-    if (ino <= 0 || ino > UINT32_MAX) throw py::value_error("_pread_into: bad inode number");
-    const size_t n = img.pread_into(static_cast<uint32_t>(ino), a[1], int_arg(a[2], 0), a[3]);
+    const size_t n = img.pread_into(inode_arg(a[0], "_pread_into"), a[1], int_arg(a[2], 0), a[3]);
     return py::reinterpret_steal<py::object>(PyLong_FromSize_t(n));
   });
 }
@@ -563,9 +568,7 @@ PyObject* pread_fast(PyObject* self, PyObject* const* args, Py_ssize_t nargs, Py
     PyObject* a[4];
     parse_args("_pread", args, nargs, kwnames, {"ino", "offset", "size", "name"}, 4, a);
     const Image& img = py::handle(self).cast<const Image&>();
-    const int64_t ino = int_arg(a[0], 0);
-    if (ino <= 0 || ino > UINT32_MAX) throw py::value_error("_pread: bad inode number");
-    return py::object(img.pread(static_cast<uint32_t>(ino), int_arg(a[1], 0), int_arg(a[2], 0), a[3]));
+    return py::object(img.pread(inode_arg(a[0], "_pread"), int_arg(a[1], 0), int_arg(a[2], 0), a[3]));
   });
 }
 
