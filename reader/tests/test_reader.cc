@@ -17,6 +17,7 @@
 #include "cli_util.h"
 #include "device/device_memory.h"
 #include "gdfs/reader.h"
+#include "key_util.h"
 #include "testing.h"
 #include "tree_util.h"
 
@@ -473,6 +474,41 @@ TEST_F(ReaderTest, DeviceReadsThroughADecodingDevice) {
   testing::set_device_memory(*r, engine::make_standin_device_memory(true));
   expect_device_reads_match(*r);
   EXPECT_GT(r->counters().at("pages_decoded_gpu"), 0u);
+}
+
+// A signed image read with its key: device reads match host reads, and a page whose stored bytes differ
+// from their signed digest fails the device read that needs it (the digest replaces the stored checksum
+// there, as on the host path) while the others still read.
+TEST_F(ReaderTest, DeviceReadsOfASignedImageCheckEveryPagesDigest) {
+  const test::KeyPair key = test::make_key_pair(*dir_ / "key");
+  ASSERT_EQ(test::run_mkfs({"-q", *dir_ / "src", *dir_ / "signed", "--sign", key.priv}).code, 0);
+  ReaderOptions o;
+  o.threads = 2;
+  o.decoder = DecoderChoice::kCpu;
+  o.source.trusted_key = key.pub;
+  auto r = Reader::open(*dir_ / "signed", o);
+  testing::set_device_memory(*r, engine::make_standin_device_memory(true));
+  expect_device_reads_match(*r);
+
+  Bytes img = test::read_bytes(*dir_ / "signed");
+  {
+    auto image = Image::open(*dir_ / "signed");
+    img[image->pages()[image->page_ref(image->resolve("/multi"), 2).entry].offset + 5] ^= 0x40;
+  }
+  test::write_bytes(*dir_ / "signed-bad", img);
+  auto bad = Reader::open(*dir_ / "signed-bad", o);
+  testing::set_device_memory(*bad, engine::make_standin_device_memory(true));
+  Bytes dev(4 * 65536);
+  try {
+    bad->read_device(bad->lookup("/multi"), 0, dev.size(), dev.data());
+    FAIL() << "a device read of a page that does not match its digest succeeded";
+  } catch (const ImageError& e) {  // refused before any codec saw the bytes
+    EXPECT_EQ(e.code(), EIO);
+    EXPECT_NE(std::string(e.what()).find("(page 2): stored bytes"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(bad->read_device(bad->lookup("/multi"), 0, 2 * 65536, dev.data()), 2u * 65536);
+  const Bytes truth = slurp(*dir_ / "src/multi", 0, 2 * 65536);
+  EXPECT_TRUE(std::equal(truth.begin(), truth.end(), dev.begin()));
 }
 
 TEST_F(ReaderTest, DeviceReadsThroughACopyOnlyDevice) {
