@@ -204,13 +204,12 @@ def open_file(image, path, mode="rb", buffering=-1, encoding=None, errors=None, 
         raise ValueError("binary mode takes no encoding, errors or newline argument")
     if not binary and buffering == 0:
         raise ValueError("can't have unbuffered text I/O")
-    resolved, st = resolve(image, path)
+    _, st = resolve(image, path)
     if _stat.S_ISDIR(st.st_mode):
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
     if not _stat.S_ISREG(st.st_mode):
         raise OSError(errno.EINVAL, "not a regular file", path)
-    raw = ImageFile(image, resolved, st)
-    raw.name = path
+    raw = ImageFile(image, path, st)  # named as asked, as open() names its file objects
     if buffering == 0:
         return raw
     size = buffering if buffering > 1 else max(st.st_blksize, io.DEFAULT_BUFFER_SIZE)

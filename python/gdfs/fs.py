@@ -182,7 +182,7 @@ class GdfsFileSystem(AbstractFileSystem):
         ipath = self._image_path(path)
         if start is None:
             start = 0
-        if (start is not None and start < 0) or (end is not None and end < 0):
+        if start < 0 or (end is not None and end < 0):
             size = self.image.stat(ipath).st_size
             start = max(size + start, 0) if start < 0 else start
             end = max(size + end, 0) if end is not None and end < 0 else end

@@ -40,7 +40,8 @@ size_t contiguous_bytes(const std::vector<int64_t>& shape, const std::vector<int
   size_t n = itemsize;
   for (int64_t d : shape) {
     if (d < 0) throw py::value_error(std::string(what) + ": negative dimension");
-    n *= static_cast<size_t>(d);
+    if (__builtin_mul_overflow(n, static_cast<size_t>(d), &n))
+      throw py::value_error(std::string(what) + ": size overflows");
   }
   if (!strides || n == 0) return n;
   if (strides->size() != shape.size())
