@@ -79,6 +79,13 @@ class LibBackend final : public Backend {
   LibBackend(const std::string& image, const gdfs::ReaderOptions& o) : reader_(gdfs::Reader::open(image, o)) {
     std::fprintf(stderr, "# decoder %s\n", reader_->decoder_name());
   }
+  // The reader's counters at the end, for the raw log (where did the pages come from).
+  ~LibBackend() override {
+    std::string line;
+    for (const auto& [name, value] : reader_->counters())
+      if (value) line += " " + name + "=" + std::to_string(value);
+    std::fprintf(stderr, "# counters:%s\n", line.c_str());
+  }
   std::vector<File> files() override {
     std::vector<File> out;
     reader_->walk([&](const std::string& path, const gdfs::FileStat& st) {

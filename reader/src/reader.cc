@@ -26,6 +26,9 @@
 namespace gdfs {
 
 namespace {
+// Stored bytes fetched and checked ahead of walks through the image (CheckAhead): a stretch being read
+// and the next, for each of CheckAhead::kWalks walks.
+constexpr uint64_t kCheckAhead = 8 << 20;
 constexpr uint64_t kRemoteReadahead = 16ull << 20;  // the least readahead for a remote image (when on)
 }  // namespace
 
@@ -126,6 +129,7 @@ void Reader::Impl::start() {
     eo.max_gap = 64 << 10;
     eo.image_prefetch = eo.readahead_bytes != 0;  // readahead off means no reading ahead of any kind
   }
+  if (eo.readahead_bytes) eo.check_ahead_bytes = kCheckAhead;
   engine::DecodeScheduler& sched = gpu_scheduler ? *gpu_scheduler : *cpu_scheduler;
   engine = std::make_unique<engine::ReadEngine>(*image, *cache, *fetcher, sched, *pool, stats, eo);
 }
@@ -442,6 +446,10 @@ void testing::set_device_memory(Reader& reader, std::unique_ptr<engine::DeviceMe
   impl.device = std::move(mem);
   impl.device_why = impl.device ? "" : "none set";
   impl.device_tried = true;
+}
+
+void testing::wait_readahead(Reader& reader) {
+  ReaderAccess::impl(reader).engine->wait_readahead();
 }
 
 // ---- state ------------------------------------------------------------------------------------------

@@ -14,6 +14,9 @@ namespace gdfs::testing {
 // Replaces the reader's device memory (null: as on a machine without CUDA or a GPU): a stand-in device
 // lets the CPU-only build test read_device and read_batch_device.
 void set_device_memory(Reader& reader, std::unique_ptr<engine::DeviceMemory> mem);
+// Returns once the reader's readahead and checks ahead are done (tests that count them take the
+// scheduling out of their counts).
+void wait_readahead(Reader& reader);
 // The Reader behind a C handle.
 Reader& reader_of(gdfs_reader* handle);
 

@@ -2,8 +2,10 @@
 // engine's reads, coalescing, readahead, error handling and fetchers, checked against Image::read.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <random>
 #include <thread>
 
@@ -13,6 +15,7 @@
 #include "decode/decode_scheduler.h"
 #include "fetch/fetcher.h"
 #include "gdfs/reader.h"
+#include "read/check_ahead.h"
 #include "read/read_engine.h"
 #include "tree_util.h"
 
@@ -97,7 +100,7 @@ class Engine : public ::testing::Test {
   // its device; requests under 128 KiB stay on the CPU.
   struct Rig {
     explicit Rig(const std::string& path, uint64_t cache_bytes = 64 << 20, bool uring = true,
-                 uint64_t readahead = 1 << 20, bool gpu = false) {
+                 uint64_t readahead = 1 << 20, bool gpu = false, uint64_t check_ahead = 0) {
       image = Image::open(path);
       cache = std::make_unique<PageCache>(cache_bytes);
       pool = std::make_unique<ThreadPool>(2);
@@ -110,6 +113,7 @@ class Engine : public ::testing::Test {
       if (gpu) gpu_decoder = make_gpu_scheduler(make_cpu_decode_device(), *decoder, stats, go);
       EngineOptions eo;
       eo.readahead_bytes = readahead;
+      eo.check_ahead_bytes = check_ahead;
       engine = std::make_unique<ReadEngine>(*image, *cache, *fetcher, gpu ? *gpu_decoder : *decoder, *pool,
                                             stats, eo);
     }
@@ -287,6 +291,94 @@ TEST_F(Engine, GpuBackendCorruptPageIsEio) {
   EXPECT_GE(Stats::get(rig.stats.bad_pages), 1u);
 }
 
+// A tree walk: many small files and a few large ones, each read whole, in the image's order.
+class CheckAheadWalk : public Engine {  // its Rig, over an image of its own
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir("check-ahead");
+    for (int i = 0; i < 300; ++i) {
+      const std::string sub = "src/d" + std::to_string(i / 40);
+      std::filesystem::create_directories(*dir_ / sub);
+      const size_t size = i % 50 == 7 ? 300000 + i * 1000 : 3000 + (i * 7919) % 60000;
+      test::write_text_file(*dir_ / (sub + "/f" + std::to_string(i)), size, i);
+    }
+    ASSERT_EQ(test::run_mkfs({"-q", *dir_ / "src", *dir_ / "img"}).code, 0);
+  }
+  static void TearDownTestSuite() { delete dir_; }
+  // Regular files by inode number (mkfs numbers and lays them out in walk order).
+  static std::vector<uint32_t> files(const Image& image) {
+    std::vector<uint32_t> out;
+    for (uint32_t ino = 1; ino <= image.inode_count(); ++ino)
+      if (image.type(ino) == format::kTypeReg) out.push_back(ino);
+    return out;
+  }
+  // Reads every file whole, one at a time, letting the pool finish its checks before the next read
+  // (a reader slower than the checks, whatever the machine's load). Returns the files that failed, with
+  // the message of each one's failure.
+  static std::map<uint32_t, std::string> walk(Rig& rig) {
+    std::map<uint32_t, std::string> failed;
+    for (uint32_t ino : files(*rig.image)) {
+      const std::string path = rig.image->path(ino);
+      const uint64_t size = rig.image->inode(ino).size;
+      std::vector<Slice> slices;
+      std::string message;
+      if (rig.engine->read(ino, 0, size, slices, nullptr, &message) != 0) {
+        failed[ino] = message;
+      } else {
+        Bytes got;
+        for (const Slice& x : slices) got.insert(got.end(), x.data, x.data + x.len);
+        EXPECT_EQ(got, rig.truth(path, 0, size)) << path;
+      }
+      rig.engine->wait_readahead();
+    }
+    return failed;
+  }
+  static TempDir* dir_;
+};
+TempDir* CheckAheadWalk::dir_ = nullptr;
+
+TEST_F(CheckAheadWalk, AWalksPagesAreFetchedAndCheckedAheadAndDecodedFromThere) {
+  Rig rig(*dir_ / "img", 64 << 20, true, 256 << 10, false, 8 << 20);
+  EXPECT_TRUE(walk(rig).empty());
+  const uint64_t decoded = Stats::get(rig.stats.pages_decoded_cpu);
+  const uint64_t used = Stats::get(rig.stats.checked_ahead_used);
+  // All but the walk's first few pages (before it is seen as a walk) come from the checks ahead.
+  EXPECT_GT(used, decoded * 3 / 4) << used << " of " << decoded;
+  EXPECT_LE(used, Stats::get(rig.stats.checked_ahead_pages));
+  EXPECT_EQ(Stats::get(rig.stats.bad_pages), 0u);
+  // Without it, nothing is checked ahead, and the same bytes come back.
+  Rig plain(*dir_ / "img", 64 << 20, true, 256 << 10);
+  EXPECT_TRUE(walk(plain).empty());
+  EXPECT_EQ(Stats::get(plain.stats.checked_ahead_pages), 0u);
+}
+
+// A page damaged in the middle of the walk is refused by the check ahead, not kept: the read that needs
+// it fetches it again and fails with EIO, and every other file still reads right.
+TEST_F(CheckAheadWalk, ADamagedPageIsNotKeptAndItsReadFails) {
+  Bytes img = test::read_bytes(*dir_ / "img");
+  uint32_t victim = 0;
+  {
+    auto image = Image::open(*dir_ / "img");
+    const std::vector<uint32_t> all = files(*image);
+    victim = all[all.size() / 2];
+    img[image->pages()[image->page_ref(victim, 0).entry].offset + 1] ^= 0x10;
+  }
+  test::write_bytes(*dir_ / "bad", img);
+  Rig rig(*dir_ / "bad", 64 << 20, true, 256 << 10, false, 8 << 20);
+  const std::map<uint32_t, std::string> failed = walk(rig);
+  ASSERT_TRUE(failed.contains(victim));
+  const uint64_t bad_entry = rig.image->page_ref(victim, 0).entry;
+  for (const auto& [ino, message] : failed) {
+    // Only files sharing the damaged page fail (small files share tail packs)...
+    EXPECT_EQ(rig.image->page_ref(ino, rig.image->inode(ino).size / 65536).entry, bad_entry);
+    // ...refused for its stored bytes, before decoding: a page kept ahead unchecked would have been
+    // decoded and failed on its decoded checksum instead.
+    EXPECT_NE(message.find("stored-bytes checksum mismatch"), std::string::npos) << message;
+  }
+  EXPECT_GT(Stats::get(rig.stats.checked_ahead_used), 0u);
+  EXPECT_GE(Stats::get(rig.stats.bad_pages), 1u);
+}
+
 TEST_F(Engine, ImagePathNamesFiles) {
   auto image = Image::open(*dir_ / "img");
   EXPECT_EQ(image->path(image->resolve("/s7")), "/s7");
@@ -369,6 +461,25 @@ TEST(ImagePrefetch, ADroppedStretchIsAskedForAgain) {
   EXPECT_GE(again.offset + again.length, s.offset + s.length);
 }
 
+// A reader that takes turns between two regions (whole files, tail packs) is two walks, each read
+// ahead, when the prefetcher follows more than one; with one, each turn starts over.
+TEST(ImagePrefetch, SeveralWalksAreFollowedAtOnce) {
+  for (unsigned walks : {1u, 2u}) {
+    ImagePrefetch p(1000 * kMiB, walks);
+    uint64_t a = 0, b = 500 * kMiB, got = 0;
+    for (int i = 0; i < 40; ++i) {
+      got += p.on_fetch(a, a + 20000, 8 * kMiB).length;
+      a += 20000;
+      got += p.on_fetch(b, b + 5000, 8 * kMiB).length;
+      b += 5000;
+    }
+    if (walks == 1)
+      EXPECT_EQ(got, 0u);
+    else
+      EXPECT_GE(got, 2 * ImagePrefetch::kFirstWindow);
+  }
+}
+
 TEST(ImagePrefetch, ConcurrentReadersSlightlyOutOfOrderStillMakeAWalk) {
   ImagePrefetch p(1000 * kMiB);
   // Two threads' fetches interleaved: each starts up to a page behind the furthest end seen.
@@ -378,4 +489,41 @@ TEST(ImagePrefetch, ConcurrentReadersSlightlyOutOfOrderStillMakeAWalk) {
     got += p.on_fetch(i % 2 ? start : i * 65536, i * 65536 + 65536, 32 * kMiB).length;
   }
   EXPECT_GT(got, 4 * kMiB);
+}
+
+// ---- CheckAhead: stored bytes kept for a walk -----------------------------------------------------
+
+TEST(CheckAhead, EntriesInAStretchFollowTheImageOrderEvenWhenTheTableDoesNot) {
+  using gdfs::format::PageEntry;
+  std::vector<PageEntry> pages(5);
+  const uint64_t at[] = {4096, 65536, 8192, 200000, 100000};  // not sorted by offset
+  for (size_t i = 0; i < pages.size(); ++i) {
+    pages[i].offset = at[i];
+    pages[i].csize = 1000;
+  }
+  gdfs::engine::CheckAhead c(pages, 300000, 1 << 20);
+  EXPECT_EQ(c.entries_in(0, 70000), (std::vector<uint64_t>{0, 2, 1}));
+  EXPECT_EQ(c.entries_in(65537, 200000 - 65537), (std::vector<uint64_t>{4}));
+  EXPECT_EQ(c.entries_in(100000, 100001), (std::vector<uint64_t>{4, 3}));
+  EXPECT_TRUE(c.entries_in(250000, 50000).empty());
+}
+
+TEST(CheckAhead, TakeHandsEachPageOnceAndTheCapacityDropsTheOldest) {
+  using gdfs::format::PageEntry;
+  std::vector<PageEntry> pages(4);
+  for (size_t i = 0; i < pages.size(); ++i) {
+    pages[i].offset = i * 4096;
+    pages[i].csize = 1000;
+  }
+  gdfs::engine::CheckAhead c(pages, 1 << 20, 2500);  // room for two pages
+  auto bytes = std::make_shared<std::vector<uint8_t>>(4000, 7);
+  for (uint64_t e = 0; e < 3; ++e) c.put(e, std::shared_ptr<const uint8_t>(bytes, bytes->data() + e * 1000));
+  EXPECT_FALSE(c.holds(0));  // the oldest, dropped for the third
+  EXPECT_EQ(c.bytes(), 2000u);
+  auto one = c.take(1);
+  ASSERT_NE(one, nullptr);
+  EXPECT_EQ(one.get(), bytes->data() + 1000);
+  EXPECT_EQ(c.take(1), nullptr);  // once
+  EXPECT_EQ(c.bytes(), 1000u);
+  EXPECT_TRUE(c.holds(2));
 }

@@ -511,6 +511,54 @@ TEST_F(ReaderTest, DeviceReadsOfASignedImageCheckEveryPagesDigest) {
   EXPECT_TRUE(std::equal(truth.begin(), truth.end(), dev.begin()));
 }
 
+// A walk through a signed image by one reader: its pages are fetched and checked against their digests
+// on the pool, ahead of the reader, and decoded from there; a page off its digest is never kept there:
+// the read that needs it fails on the digest, and every other file reads right.
+TEST_F(ReaderTest, AWalkThroughASignedImageIsCheckedAheadAndAPageOffItsDigestStillFails) {
+  const test::KeyPair key = test::make_key_pair(*dir_ / "walk-key");
+  TempDir tmp("reader-walk");
+  for (int i = 0; i < 200; ++i) {
+    const std::string name = std::to_string(1000 + i);  // "f" + to_string trips GCC 12's -Wrestrict
+    test::write_text_file(tmp.path() + "/f" + name, 2000 + (i * 7919) % 70000, i);
+  }
+  ASSERT_EQ(test::run_mkfs({"-q", tmp.path(), tmp / "signed", "--sign", key.priv}).code, 0);
+  const std::string victim = "/f1100";
+  Bytes img = test::read_bytes(tmp / "signed");
+  {
+    auto image = Image::open(tmp / "signed");
+    img[image->pages()[image->page_ref(image->resolve(victim), 0).entry].offset + 9] ^= 0x01;
+  }
+  test::write_bytes(tmp / "signed-bad", img);
+  ReaderOptions o;
+  o.threads = 2;
+  o.decoder = DecoderChoice::kCpu;
+  o.source.trusted_key = key.pub;
+  for (const std::string name : {"signed", "signed-bad"}) {
+    auto r = Reader::open(tmp / name, o);
+    std::vector<std::string> failed;
+    r->walk([&](const std::string& path, const FileStat& st) {
+      if (!S_ISREG(st.mode)) return;
+      Bytes got(st.size);
+      try {
+        got.resize(r->read(st.ino, 0, st.size, got.data()));
+        EXPECT_EQ(got, slurp(tmp / path.substr(1))) << path;
+      } catch (const ImageError& e) {
+        EXPECT_EQ(e.code(), EIO);
+        EXPECT_NE(std::string(e.what()).find("stored bytes"), std::string::npos) << e.what();
+        failed.push_back(path);
+      }
+      testing::wait_readahead(*r);
+    });
+    const auto c = r->counters();
+    EXPECT_GT(c.at("checked_ahead_used"), c.at("pages_decoded_cpu") / 2) << name;
+    if (name == "signed") {
+      EXPECT_TRUE(failed.empty());
+    } else {
+      EXPECT_NE(std::find(failed.begin(), failed.end(), victim), failed.end());
+    }
+  }
+}
+
 TEST_F(ReaderTest, DeviceReadsThroughACopyOnlyDevice) {
   auto r = open();
   testing::set_device_memory(*r, engine::make_standin_device_memory(false));

@@ -31,8 +31,9 @@ struct Batch {
     const auto t0 = std::chrono::steady_clock::now();
     for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < jobs.size(); ++decoded) {
       DecodeJob& j = jobs[i];
-      j.status =
-          digest_ok(j) ? dec.decode(*j.entry, j.stored, j.out, j.digest != nullptr) : PageStatus::kDigest;
+      j.status = digest_ok(j)
+                     ? dec.decode(*j.entry, j.stored, j.out, j.digest != nullptr || j.stored_verified)
+                     : PageStatus::kDigest;
       if (*done) (*done)(i);
     }
     if (decoded == 0) return;

@@ -6,36 +6,39 @@ namespace gdfs::engine {
 
 ImagePrefetch::Stretch ImagePrefetch::on_fetch(uint64_t start, uint64_t end, uint64_t cap) {
   std::lock_guard lock(mu_);
-  const bool follows =
-      next_ != UINT64_MAX && start + kSlack >= next_ && start <= std::max(next_, ahead_) + kSlack;
-  if (!follows) {  // a first fetch or a seek: remember where it ended, prefetch nothing yet
-    next_ = end;
-    ahead_ = end;
-    window_ = 0;
-    streak_ = 0;
+  auto it = std::find_if(walks_.begin(), walks_.end(), [&](const Walk& w) { return w.follows(start); });
+  if (it == walks_.end()) {  // a first fetch or a seek: remember where it ended, prefetch nothing yet
+    it = std::min_element(walks_.begin(), walks_.end(),
+                          [](const Walk& a, const Walk& b) { return a.last_used < b.last_used; });
+    *it = Walk{end, end, 0, 0, ++clock_};
+    last_ = static_cast<size_t>(it - walks_.begin());
     return {};
   }
-  next_ = std::max(next_, end);
-  if (streak_ < kWalkAfter && ++streak_ < kWalkAfter) return {};
+  Walk& w = *it;
+  w.last_used = ++clock_;
+  last_ = static_cast<size_t>(it - walks_.begin());
+  w.next = std::max(w.next, end);
+  if (w.streak < kWalkAfter && ++w.streak < kWalkAfter) return {};
   const uint64_t limit = std::max<uint64_t>(cap, kFirstWindow);
-  window_ = window_ == 0 ? kFirstWindow : std::min(2 * window_, limit);
-  ahead_ = std::max(ahead_, next_);
-  const uint64_t until = std::min(size_, next_ + window_);
+  w.window = w.window == 0 ? kFirstWindow : std::min(2 * w.window, limit);
+  w.ahead = std::max(w.ahead, w.next);
+  const uint64_t until = std::min(size_, w.next + w.window);
   // Refill in steps of half a window or more, so that each prefetch is one worthwhile batch of requests.
-  if (ahead_ >= until || (until - ahead_ < window_ / 2 && until < size_)) return {};
-  Stretch s{ahead_, until - ahead_};
-  ahead_ = until;
+  if (w.ahead >= until || (until - w.ahead < w.window / 2 && until < size_)) return {};
+  Stretch s{w.ahead, until - w.ahead};
+  w.ahead = until;
   return s;
 }
 
 void ImagePrefetch::dropped(const Stretch& s) {
   std::lock_guard lock(mu_);
-  if (ahead_ == s.offset + s.length) ahead_ = s.offset;  // unless later stretches were scheduled since
+  for (Walk& w : walks_)  // unless later stretches were scheduled since
+    if (w.ahead == s.offset + s.length) w.ahead = s.offset;
 }
 
 uint64_t ImagePrefetch::window() const {
   std::lock_guard lock(mu_);
-  return window_;
+  return walks_[last_].window;
 }
 
 }  // namespace gdfs::engine

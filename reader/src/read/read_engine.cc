@@ -27,6 +27,9 @@ ReadEngine::ReadEngine(const Image& image, PageCache& cache, Fetcher& fetcher, D
       opt_(options) {
   if (opt_.image_prefetch && image_.source().prefetch_window() > 0)
     prefetch_ = std::make_unique<ImagePrefetch>(image_.source().size());
+  if (opt_.check_ahead_bytes)
+    check_ahead_ =
+        std::make_unique<CheckAhead>(image_.pages(), image_.source().size(), opt_.check_ahead_bytes);
 }
 
 ReadEngine::~ReadEngine() {
@@ -163,7 +166,7 @@ void ReadEngine::resolve(std::span<Want> wants, bool ahead) {
     Stats::add(stats_.inflight_joins, pending.size());
   }
   // Our own claims first: whoever we wait for below never waits for us.
-  if (!claimed.empty()) load(claimed);
+  if (!claimed.empty()) load(claimed, ahead);
   for (auto& [w, future] : pending) w->result = future.get();
   pending.clear();
 }
@@ -234,11 +237,8 @@ bool ReadEngine::submit_ahead(F task) {
   return true;
 }
 
-void ReadEngine::prefetch_following(const FetchPlan& plan) {
-  if (plan.ranges.empty()) return;
-  const ReadRange& last = plan.ranges.back();
-  const ImagePrefetch::Stretch s = prefetch_->on_fetch(plan.ranges.front().offset, last.offset + last.length,
-                                                       image_.source().prefetch_window());
+void ReadEngine::prefetch_following(uint64_t start, uint64_t end) {
+  const ImagePrefetch::Stretch s = prefetch_->on_fetch(start, end, image_.source().prefetch_window());
   if (s.length == 0) return;
   // Claimed here, in the reader's thread, so that its next read waits for this stretch rather than
   // send a request of its own; fetched on the pool.
@@ -249,7 +249,34 @@ void ReadEngine::prefetch_following(const FetchPlan& plan) {
   if (!submit_ahead([p] { p->run(); })) prefetch_->dropped(s);
 }
 
-void ReadEngine::load(std::span<Want*> claimed) {
+void ReadEngine::check_following(uint64_t start, uint64_t end) {
+  const ImagePrefetch::Stretch s = check_ahead_->walk().on_fetch(start, end, check_ahead_->window());
+  if (s.length == 0) return;
+  if (!submit_ahead([this, s] { check_stretch(s); })) check_ahead_->walk().dropped(s);
+}
+
+void ReadEngine::check_stretch(ImagePrefetch::Stretch s) {
+  std::vector<uint64_t> entries;
+  for (uint64_t e : check_ahead_->entries_in(s.offset, s.length)) {
+    if (check_ahead_->holds(e)) continue;  // checked by an earlier stretch (the walk restarted)
+    const PageCache::Lookup l = cache_.acquire(e, false);
+    if (!l.hit && !l.pending.valid()) entries.push_back(e);  // not decoded, nor being loaded
+  }
+  if (entries.empty()) return;
+  auto stored = std::make_shared<StoredPages>();
+  fetch_stored(entries, *stored);  // the same checks as a load's (digest, or stored checksum)
+  uint64_t kept = 0;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (!stored->ok[i]) continue;  // its load fetches it again and reports what is wrong
+    // Each page shares the stretch's staging buffer, freed with the last of them.
+    check_ahead_->put(entries[i],
+                      std::shared_ptr<const uint8_t>(stored, stored->staging.data() + stored->at[i]));
+    ++kept;
+  }
+  Stats::add(stats_.checked_ahead_pages, kept);
+}
+
+void ReadEngine::load(std::span<Want*> claimed, bool ahead) {
   std::vector<uint8_t> done(claimed.size(), 0);  // claims already completed, one byte per claim
   auto fail = [&](size_t i) {
     claimed[i]->result = LoadedPage{nullptr, PageStatus::kIoError};
@@ -261,8 +288,16 @@ void ReadEngine::load(std::span<Want*> claimed) {
     std::sort(claimed.begin(), claimed.end(), [&](const Want* a, const Want* b) {
       return image_.pages()[a->entry].offset < image_.pages()[b->entry].offset;
     });
-    std::vector<uint64_t> entries(claimed.size());
-    for (size_t i = 0; i < claimed.size(); ++i) entries[i] = claimed[i]->entry;
+    // Pages checked ahead of a walk are decoded from there; the others are fetched now.
+    std::vector<std::shared_ptr<const uint8_t>> checked(claimed.size());
+    std::vector<uint64_t> entries;
+    std::vector<size_t> fetch_of(claimed.size());  // claim -> index into `entries`
+    for (size_t i = 0; i < claimed.size(); ++i) {
+      if (check_ahead_) checked[i] = check_ahead_->take(claimed[i]->entry);
+      if (checked[i]) continue;
+      fetch_of[i] = entries.size();
+      entries.push_back(claimed[i]->entry);
+    }
     FetchPlan plan = plan_fetch(entries);
     thread_local std::vector<uint8_t> staging;
     if (staging.size() < plan.staging_size) staging.resize(plan.staging_size);
@@ -270,26 +305,38 @@ void ReadEngine::load(std::span<Want*> claimed) {
       plan.ranges[r].dst = staging.data() + plan.base[r];
       if (plan.pages[r] > 1) Stats::add(stats_.coalesced_reads);
     }
-    fetcher_.fetch(plan.ranges);
+    if (!plan.ranges.empty()) fetcher_.fetch(plan.ranges);
+    const format::PageEntry& first = image_.pages()[claimed.front()->entry];
+    const format::PageEntry& last = image_.pages()[claimed.back()->entry];
     if (prefetch_)
-      prefetch_following(plan);
+      prefetch_following(first.offset, last.offset + last.csize);
     else if (opt_.image_readahead)
       hint_following(plan);
+    if (check_ahead_ && !ahead)
+      check_following(first.offset, last.offset + last.csize);  // readers' walks only
 
     std::vector<DecodeJob> jobs;
     std::vector<size_t> claim_of;  // job -> index into `claimed`
     std::vector<std::shared_ptr<Page>> pages;
     for (size_t i = 0; i < claimed.size(); ++i) {
-      if (!plan.ranges[plan.where[i].first].ok) {
-        fail(i);
-        continue;
+      const uint8_t* stored = checked[i].get();
+      if (!stored) {
+        const auto [range, at] = plan.where[fetch_of[i]];
+        if (!plan.ranges[range].ok) {
+          fail(i);
+          continue;
+        }
+        stored = staging.data() + at;
+      } else {
+        Stats::add(stats_.checked_ahead_used);
       }
       const format::PageEntry& e = image_.pages()[claimed[i]->entry];
       auto page = std::make_shared<Page>();
       page->data.reset(new uint8_t[e.usize]);
       page->size = e.usize;
-      jobs.push_back(DecodeJob{&e, staging.data() + plan.where[i].second, page->data.get(), PageStatus::kOk,
-                               image_.page_digest(claimed[i]->entry)});
+      jobs.push_back(DecodeJob{&e, stored, page->data.get(), PageStatus::kOk,
+                               checked[i] ? nullptr : image_.page_digest(claimed[i]->entry),
+                               checked[i] != nullptr});
       claim_of.push_back(i);
       pages.push_back(std::move(page));
     }
