@@ -263,14 +263,17 @@ void ReadEngine::check_stretch(ImagePrefetch::Stretch s) {
     if (!l.hit && !l.pending.valid()) entries.push_back(e);  // not decoded, nor being loaded
   }
   if (entries.empty()) return;
-  auto stored = std::make_shared<StoredPages>();
-  fetch_stored(entries, *stored);  // the same checks as a load's (digest, or stored checksum)
+  StoredPages stored;
+  fetch_stored(entries, stored);  // the same checks as a load's (digest, or stored checksum)
   uint64_t kept = 0;
   for (size_t i = 0; i < entries.size(); ++i) {
-    if (!stored->ok[i]) continue;  // its load fetches it again and reports what is wrong
-    // Each page shares the stretch's staging buffer, freed with the last of them.
-    check_ahead_->put(entries[i],
-                      std::shared_ptr<const uint8_t>(stored, stored->staging.data() + stored->at[i]));
+    if (!stored.ok[i]) continue;  // its load fetches it again and reports what is wrong
+    // A copy of its own, so that what CheckAhead counts is what it holds: a page left over would
+    // otherwise keep its whole stretch's buffer alive.
+    const uint32_t size = image_.pages()[entries[i]].csize;
+    std::shared_ptr<uint8_t[]> copy(new uint8_t[size]);
+    std::memcpy(copy.get(), stored.staging.data() + stored.at[i], size);
+    check_ahead_->put(entries[i], std::shared_ptr<const uint8_t>(copy, copy.get()));
     ++kept;
   }
   Stats::add(stats_.checked_ahead_pages, kept);
