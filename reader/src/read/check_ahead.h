@@ -2,12 +2,12 @@
 // thread only decodes.
 //
 // Before a page may be decoded its stored bytes are fetched and checked: the stored checksum, or on a
-// signed image the SHA-256 its signature covers, which runs at about 1.5 GB/s of stored bytes on one core. On
-// a tree walk by one reader (tar, a data loader's worker) that work sits between every fetch and its decode,
-// on the one thread doing both, while the machine's other cores wait. The pages a walk needs next are, almost
-// always, the next ones in the image (mkfs lays files out in walk order). So once a walk is seen
+// signed image the SHA-256 its signature covers (about 1.5 GB/s of stored bytes on one core). On a tree
+// walk by one reader (tar, a data loader's worker) that work sits between every fetch and its decode, on
+// the one thread doing both, while the machine's other cores wait. The pages a walk needs next are,
+// almost always, the next ones in the image (mkfs lays files out in walk order). So once a walk is seen
 // (ImagePrefetch's rule: three fetches in a row, each starting near where the last ended), the stretch
-// after it is fetched and checked on the pool, and each page that passes is kept here, in process
+// after it is fetched and checked on the pool, and each page that passes is copied here, in process
 // memory, until the walk's own load takes it and decodes it without fetching or checking it again. The
 // check is the one a load makes, done on bytes that nothing changes afterwards, so a page taken from
 // here is exactly as trusted as one fetched on the spot. A page that fails is not kept: its load fetches
