@@ -289,6 +289,22 @@ TEST_F(SignedImages, ALayeredImageProtectsItsBasePages) {
   EXPECT_EQ(read_all(*flat, "/newer").first, slurp(dir_ / "a/newer"));
   EXPECT_EQ(run_inspect({"verify", dir_ / "flat.gdfs"}).code, 0);
   expect_refused(dir_ / "flat.gdfs", a_.pub, "not signed");
+  // Flattened with --sign (and --key, so each page copied is checked against v3's digests first): a
+  // standalone image signed anew, which the key opens and the other key refuses.
+  CliResult signed_fl = run_inspect(
+      {"flatten", dir_ / "v3.gdfs", dir_ / "flat-signed.gdfs", "--key", a_.pub, "--sign", a_.priv});
+  ASSERT_EQ(signed_fl.code, 0) << signed_fl.err;
+  EXPECT_NE(signed_fl.out.find("signed"), std::string::npos) << signed_fl.out;
+  auto flat_signed = open_with(dir_ / "flat-signed.gdfs", a_.pub);
+  EXPECT_TRUE(flat_signed->layers().empty());
+  for (const char* f : {"/f", "/g", "/new", "/newer"})
+    EXPECT_EQ(read_all(*flat_signed, f).first, slurp(dir_ / "a" + std::string(f))) << f;
+  EXPECT_EQ(run_inspect({"verify", dir_ / "flat-signed.gdfs", "--key", a_.pub}).code, 0);
+  expect_refused(dir_ / "flat-signed.gdfs", b_.pub, "");
+  // A key that is not a private key: refused, and no image left behind.
+  CliResult bad_key = run_inspect({"flatten", dir_ / "v3.gdfs", dir_ / "flat-bad.gdfs", "--sign", a_.pub});
+  EXPECT_EQ(bad_key.code, 1) << bad_key.out;
+  EXPECT_FALSE(fs::exists(dir_ / "flat-bad.gdfs"));
   // The base's page of /g replaced by /f's (a valid page of the same size), its superblock untouched.
   auto base = Image::open(dir_ / "v1.gdfs");
   const format::PageEntry& ef = base->pages()[base->page_ref(base->resolve("/f"), 0).entry];

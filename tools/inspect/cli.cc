@@ -116,6 +116,8 @@ int inspect_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
       add_command(app, "flatten", "Write a layered image and its bases as one standalone image", o);
   flatten->add_option("OUTPUT", o.dir, "The standalone image to write")->required();
   flatten->add_flag("--force", o.force, "Replace OUTPUT if it exists");
+  flatten->add_option("--sign", o.sign_key,
+                      "Sign OUTPUT with this Ed25519 private key (PEM), as mkfs.gdfs --sign does");
 
   auto* counters =
       app.add_subcommand("counters", "Live counters of a mounted gdfs (reads, cache, decode, I/O)");

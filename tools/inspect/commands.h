@@ -21,6 +21,7 @@ struct Options {
   bool recursive = false;          // ls -R
   unsigned threads = 0;            // verify: 0 = all cores
   bool force = false;              // flatten: replace OUTPUT
+  std::string sign_key;            // flatten --sign: the publisher's private key, PEM
   std::vector<std::string> bases;  // --base: where a layered image's bases are
   std::string key;                 // --key: trusted public key(s), PEM (SourceOptions::trusted_key)
 };

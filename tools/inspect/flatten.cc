@@ -1,7 +1,8 @@
 // `flatten`: a layered image (FORMAT.md 4.3) as one standalone image. Every page is read from the layer
 // that holds it, checked by both checksums (decoded), and written once; the metadata is the image's own
 // with the page table pointing at the copies. The files, their metadata and the uuid stay the same; a
-// signature does not (the image written is unsigned).
+// signature does not carry over (it covered the layered page table): the image written is unsigned, or
+// signed anew with --sign.
 #include <algorithm>
 #include <cstring>
 #include <ostream>
@@ -11,6 +12,7 @@
 #include "gdfs/checksum.h"
 #include "gdfs/meta_codec.h"
 #include "image_writer.h"
+#include "sign.h"
 #include "stored_pages.h"
 #include "util.h"
 
@@ -91,8 +93,7 @@ int flatten(const Options& o, std::ostream& out) {
   sb.layers_offset = sb.layers_checksum = 0;
   sb.layers_size = sb.layer_count = 0;
   // The signature covered the layered image's superblock and page table, both rewritten here: the
-  // standalone image is unsigned (to sign it, build it again with mkfs.gdfs --sign, from its tree or from
-  // gdfs-inspect extract --archive).
+  // standalone image is unsigned unless signed again below.
   sb.compat &= ~(format::kCompatDedupe | format::kCompatSigned);
   sb.sig_offset = sb.sig_size = sb.sig_checksum = 0;
   for (const format::PageEntry& e : table)
@@ -105,9 +106,13 @@ int flatten(const Options& o, std::ostream& out) {
   sb.meta_ucheck = checksum64(meta.data(), meta.size());
   sb.meta_blocks = stored.blocks;
   sb.image_size = sb.meta_offset + sb.meta_size;
-  writer.commit(sb, stored.region);
+  const std::vector<uint8_t> signature =
+      o.sign_key.empty() ? std::vector<uint8_t>{}
+                         : mkfs::sign_image(o.sign_key, sb, stored.region, {}, table, writer, nullptr,
+                                            std::max(1u, std::thread::hardware_concurrency()));
+  writer.commit(sb, stored.region, {}, signature);
   out << o.dir << ": " << table.size() << " page entries from " << img->layers().size() + 1 << " images, "
-      << sb.image_size << " bytes\n";
+      << sb.image_size << " bytes" << (signature.empty() ? "" : ", signed") << "\n";
   return 0;
 }
 
