@@ -72,6 +72,31 @@ TEST(PageCache, EvictsLeastRecentlyUsedWithinCapacity) {
   EXPECT_TRUE(cache.acquire(4, false).hit);
 }
 
+// A hit marks its page; eviction passes over a marked page once (clearing the mark) before it evicts
+// anything unmarked; contains() answers without marking.
+TEST(PageCache, AHitGivesASecondChanceAndContainsChangesNothing) {
+  PageCache cache(3000, 1);
+  for (uint64_t k = 0; k < 3; ++k) {
+    ASSERT_TRUE(cache.acquire(k).claimed);
+    cache.complete(k, LoadedPage{make_page(1000, uint8_t(k)), PageStatus::kOk});
+  }
+  EXPECT_TRUE(cache.contains(0));            // no mark: 0 is still the first to go
+  ASSERT_TRUE(cache.acquire(1, false).hit);  // marked
+  ASSERT_TRUE(cache.acquire(3).claimed);
+  EXPECT_TRUE(cache.contains(3));  // in flight counts
+  cache.complete(3, LoadedPage{make_page(1000, 3), PageStatus::kOk});
+  EXPECT_FALSE(cache.contains(0));
+  EXPECT_TRUE(cache.contains(1));
+  // Now 1 is the oldest, but marked: the next insert passes over it (clearing its mark) and takes 2.
+  ASSERT_TRUE(cache.acquire(4).claimed);
+  cache.complete(4, LoadedPage{make_page(1000, 4), PageStatus::kOk});
+  EXPECT_FALSE(cache.contains(2));
+  EXPECT_TRUE(cache.contains(1));
+  EXPECT_TRUE(cache.contains(3));
+  EXPECT_TRUE(cache.contains(4));
+  EXPECT_FALSE(cache.contains(99));
+}
+
 TEST(PageCache, ZeroCapacityStillHandsResultsToWaiters) {
   PageCache cache(0);
   ASSERT_TRUE(cache.acquire(1).claimed);

@@ -18,7 +18,7 @@ PageCache::Lookup PageCache::acquire(uint64_t key, bool claim) {
   Lookup out;
   std::lock_guard lock(s.mu);
   if (auto it = s.map.find(key); it != s.map.end()) {
-    s.lru.splice(s.lru.begin(), s.lru, it->second.lru);
+    it->second.used = true;
     out.hit = it->second.page;
     return out;
   }
@@ -31,6 +31,12 @@ PageCache::Lookup PageCache::acquire(uint64_t key, bool claim) {
   l.future = l.promise.get_future().share();
   out.claimed = true;
   return out;
+}
+
+bool PageCache::contains(uint64_t key) const {
+  const Shard& s = shards_[shard_index(key)];
+  std::lock_guard lock(s.mu);
+  return s.map.contains(key) || s.loading.contains(key);
 }
 
 void PageCache::complete(uint64_t key, LoadedPage result) {
@@ -68,6 +74,11 @@ void PageCache::insert_locked(Shard& s, uint64_t key, PagePtr page) {
   s.bytes += size;
   while (s.bytes > shard_capacity_) {
     auto victim = s.map.find(s.lru.back());
+    if (victim->second.used && victim->first != key) {  // a second chance: to the front, unmarked
+      victim->second.used = false;
+      s.lru.splice(s.lru.begin(), s.lru, victim->second.lru);
+      continue;
+    }
     s.bytes -= victim->second.page->size;
     s.map.erase(victim);
     s.lru.pop_back();

@@ -1,5 +1,7 @@
 // The cache of decoded pages, keyed by page-table entry. Sharded (one mutex per shard) and bounded in
-// bytes, with least-recently-used eviction per shard.
+// bytes, with second-chance (CLOCK) eviction per shard: a hit only marks its page as used, and eviction
+// passes over a used page once, clearing its mark, so a hit costs no list surgery while pages in use
+// still outlive those that are not.
 //
 // It also de-duplicates work in flight: the first request to miss on a page *claims* it and must
 // complete() it; requests that miss while it is being loaded get a future to wait on instead of loading
@@ -42,6 +44,8 @@ class PageCache {
   };
   // With `claim` false a miss neither claims nor waits (all three fields empty).
   Lookup acquire(uint64_t key, bool claim = true);
+  // Whether `key` is cached or being loaded; changes nothing (not even its use mark).
+  bool contains(uint64_t key) const;
   // Publishes the result of a claim: caches the page if it loaded, and wakes every waiter. A failed
   // load is not cached, so the next request tries again (an I/O error may be transient).
   void complete(uint64_t key, LoadedPage result);
@@ -54,6 +58,7 @@ class PageCache {
   struct Entry {
     PagePtr page;
     std::list<uint64_t>::iterator lru;
+    bool used = false;  // hit since it was inserted or last passed over by eviction
   };
   struct Loading {
     std::promise<LoadedPage> promise;
@@ -62,11 +67,12 @@ class PageCache {
   struct Shard {
     mutable std::mutex mu;
     std::unordered_map<uint64_t, Entry> map;
-    std::list<uint64_t> lru;                        // front = most recently used
+    std::list<uint64_t> lru;                        // front = most recently inserted or passed over
     std::unordered_map<uint64_t, Loading> loading;  // claimed, not yet completed
     uint64_t bytes = 0;
   };
-  Shard& shard(uint64_t key) { return shards_[(key * 0x9E3779B97F4A7C15ull >> 32) % shards_.size()]; }
+  size_t shard_index(uint64_t key) const { return (key * 0x9E3779B97F4A7C15ull >> 32) % shards_.size(); }
+  Shard& shard(uint64_t key) { return shards_[shard_index(key)]; }
   void insert_locked(Shard& s, uint64_t key, PagePtr page);
 
   uint64_t capacity_;

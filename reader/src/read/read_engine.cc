@@ -405,6 +405,12 @@ void ReadEngine::maybe_readahead(uint32_t ino, uint64_t offset, uint64_t end, Re
     from = (seen < end_page || seen > limit) ? end_page : seen;
     // Schedule in half-window steps so each readahead batch is big enough to decode in parallel.
     if (from >= limit || (limit - from < window / 2 && limit < pages)) return;
+    // The next page already there: a reader moving about in a file it has read (random reads a few
+    // pages apart look sequential here), where a task would find every page cached and cost a thread
+    // wake-up for nothing.
+    if (const PageRef next = image_.page_ref(ino, from);
+        next.kind != PageRef::kHole && cache_.contains(next.entry))
+      return;
   } while (!state.ahead_until.compare_exchange_weak(seen, limit));
   submit_ahead([this, ino, from, limit] {
     std::vector<Want> wants;
