@@ -51,7 +51,9 @@ class ReadStateTable {
  public:
   ReadState& get(uint32_t ino) {
     Slot& s = slots_[ino % slots_.size()];
-    if (s.ino.exchange(ino, std::memory_order_relaxed) != ino) {
+    // A load first: readers of one file (the common case) then share the slot's line without writing it.
+    if (s.ino.load(std::memory_order_relaxed) != ino &&
+        s.ino.exchange(ino, std::memory_order_relaxed) != ino) {
       s.state.next_offset.store(0, std::memory_order_relaxed);
       s.state.ahead_until.store(0, std::memory_order_relaxed);
     }

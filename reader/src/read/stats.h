@@ -11,7 +11,30 @@
 namespace gdfs::engine {
 
 struct Stats {
-  using Counter = std::atomic<uint64_t>;
+  // A counter striped over cache lines: threads that count at once (a cache hit counts three times)
+  // each add to their own line instead of taking turns at one. Reading it sums the stripes.
+  class Counter {
+   public:
+    explicit Counter(uint64_t) {}
+    void add(uint64_t n) { slots_[stripe()].v.fetch_add(n, std::memory_order_relaxed); }
+    uint64_t get() const {
+      uint64_t sum = 0;
+      for (const Slot& s : slots_) sum += s.v.load(std::memory_order_relaxed);
+      return sum;
+    }
+
+   private:
+    static constexpr unsigned kStripes = 8;
+    struct alignas(64) Slot {
+      std::atomic<uint64_t> v{0};
+    };
+    static unsigned stripe() {
+      static std::atomic<unsigned> next{0};
+      thread_local const unsigned mine = next.fetch_add(1, std::memory_order_relaxed) % kStripes;
+      return mine;
+    }
+    Slot slots_[kStripes];
+  };
   Counter reads{0};                // reads answered with data (a FUSE request, a Reader::read, a batch range)
   Counter bytes_served{0};         // bytes in those replies
   Counter read_errors{0};          // reads answered EIO
@@ -33,8 +56,8 @@ struct Stats {
   Counter uring_submits{0};    // io_uring_submit calls
   Counter bad_pages{0};        // page loads that failed (I/O error, checksum or decode)
 
-  static void add(Counter& c, uint64_t n = 1) { c.fetch_add(n, std::memory_order_relaxed); }
-  static uint64_t get(const Counter& c) { return c.load(std::memory_order_relaxed); }
+  static void add(Counter& c, uint64_t n = 1) { c.add(n); }
+  static uint64_t get(const Counter& c) { return c.get(); }
 
   // fn(name, value) for each counter above: the one list of their public names.
   template <typename Fn>
