@@ -61,15 +61,11 @@ class Image:
     def read_into(self, path: _Path, buffer: _Buffer, offset: int = 0, stream: _Stream = None) -> int: ...
     @overload
     def read_batch(
-        self,
-        requests: Iterable[Tuple[_Path, int, int]],
-        *,
-        return_exceptions: Literal[False] = False,
-        cache: bool = True,
+        self, requests: Iterable[Tuple[_Path, int, int]], *, return_exceptions: Literal[False] = False
     ) -> list[bytes]: ...
     @overload
     def read_batch(
-        self, requests: Iterable[Tuple[_Path, int, int]], *, return_exceptions: bool, cache: bool = True
+        self, requests: Iterable[Tuple[_Path, int, int]], *, return_exceptions: bool
     ) -> list[Union[bytes, OSError]]: ...
     @overload
     def read_batch_into(
@@ -78,16 +74,10 @@ class Image:
         *,
         stream: _Stream = None,
         return_exceptions: Literal[False] = False,
-        cache: bool = True,
     ) -> list[int]: ...
     @overload
     def read_batch_into(
-        self,
-        requests: Iterable[Tuple[_Path, int, _Buffer]],
-        *,
-        stream: _Stream = None,
-        return_exceptions: bool,
-        cache: bool = True,
+        self, requests: Iterable[Tuple[_Path, int, _Buffer]], *, stream: _Stream = None, return_exceptions: bool
     ) -> list[Union[int, OSError]]: ...
     def device_reads(self) -> Tuple[bool, str]: ...
     def stats_json(self) -> str: ...

@@ -122,13 +122,9 @@ class ImageDataset(Dataset):
             samples.append(flat[at : at + size])
             targets.append(samples[-1] if host is None else host[at : at + size])
             at += size
-        # Each sample is read once an epoch: pages that are whole inside one sample are decoded
-        # straight into it and skip the cache (cache=False), which keeps the tail packs that small
-        # files share.
         counts = self.image.read_batch_into(
             [(self.files[i], 0, t) for i, t in zip(indices, targets)],
             stream=torch.cuda.current_stream(self.device) if self.device.type == "cuda" else None,
-            cache=False,
         )
         assert counts == sizes  # an image never changes under its reader
         return [self._finish(s, i) for i, s in zip(indices, samples)]

@@ -276,7 +276,7 @@ class Image {
     return read_ino_into(*r, name, ino, buffer, checked_offset(offset, name), py::none());
   }
 
-  py::list read_batch(py::iterable requests, bool return_exceptions, bool cache) const {
+  py::list read_batch(py::iterable requests, bool return_exceptions) const {
     auto r = get();
     Batch b;
     py::list results;
@@ -299,7 +299,7 @@ class Image {
         results[i] = e.value();
       }
     }
-    b.run_host(*r, cache);
+    b.run_host(*r);
     for (size_t k = 0; k < b.reqs.size(); ++k) {
       const size_t i = b.index[k];
       if (b.reqs[k].error) {
@@ -317,8 +317,7 @@ class Image {
 
   // [(path, offset, buffer), ...] -> [bytes read, ...]: one batch into host buffers and one into device
   // buffers (queued on `stream`, else on the first device buffer's own stream).
-  py::list read_batch_into(py::iterable requests, py::handle stream, bool return_exceptions,
-                           bool cache) const {
+  py::list read_batch_into(py::iterable requests, py::handle stream, bool return_exceptions) const {
     auto r = get();
     Batch host, dev;
     std::vector<std::unique_ptr<BufferTarget>> targets;  // alive until the reads are done
@@ -343,7 +342,7 @@ class Image {
         results[i] = e.value();
       }
     }
-    host.run_host(*r, cache);
+    host.run_host(*r);
     dev.run_device(*r, dev_stream);
     for (Batch* b : {&host, &dev})
       for (size_t k = 0; k < b->reqs.size(); ++k) {
@@ -391,10 +390,10 @@ class Image {
       paths.push_back(std::move(path));
     }
     py::object error_object(size_t k) const { return os_error(reqs[k].error, reqs[k].message, paths[k]); }
-    void run_host(Reader& r, bool cache) {
+    void run_host(Reader& r) {
       if (reqs.empty()) return;
       py::gil_scoped_release nogil;
-      r.read_batch(reqs, cache ? Caching::kKeep : Caching::kBypass);
+      r.read_batch(reqs);
     }
     void run_device(Reader& r, void* stream) {
       if (reqs.empty()) return;
@@ -707,20 +706,17 @@ it. Errors are OSError with the errno a file system would give.)")
       .def("_scandir", &Image::scandir, py::arg("path"), "[(name, st_mode)] of directory `path` (for walk).")
       .def("readlink", &Image::readlink, py::arg("path"), "The target of symlink `path` (EINVAL if not one).")
       .def("read_batch", &Image::read_batch, py::arg("requests"), py::kw_only(),
-           py::arg("return_exceptions") = false, py::arg("cache") = true,
+           py::arg("return_exceptions") = false,
            "[(path, offset, size), ...] -> [bytes, ...] in one fetch and one decode batch (size -1: to the\n"
            "end). Raises the OSError of the first request (in order) that failed; with "
            "return_exceptions=True, a failed\n"
            "request's place holds its OSError instead (errno, message naming image, path, inode and page,\n"
-           "filename) and the other requests are still read. cache=False: data read once (an epoch larger\n"
-           "than the cache): pages read whole into one request skip the page cache.")
+           "filename) and the other requests are still read.")
       .def("read_batch_into", &Image::read_batch_into, py::arg("requests"), py::kw_only(),
-           py::arg("stream") = py::none(), py::arg("return_exceptions") = false, py::arg("cache") = true,
+           py::arg("stream") = py::none(), py::arg("return_exceptions") = false,
            "[(path, offset, buffer), ...] -> [bytes read, ...]: each buffer filled as read_into would, in\n"
            "one batch for the host buffers and one for the CUDA ones (queued on `stream`, else on the\n"
-           "first CUDA buffer's own stream, and done when the call returns). Errors and cache= as\n"
-           "read_batch: with cache=False a page read whole into one host buffer is decoded straight into\n"
-           "it.")
+           "first CUDA buffer's own stream, and done when the call returns). Errors as read_batch.")
       .def("_kwargs", &Image::kwargs, "The keyword arguments the image was opened with (for pickling).")
       .def("device_reads", &Image::device_reads,
            "(True, how) where read_into can fill CUDA memory here, else (False, why not).")

@@ -283,7 +283,7 @@ namespace {
 size_t gather(const std::vector<engine::Slice>& slices, uint8_t* dst) {
   size_t n = 0;
   for (const engine::Slice& s : slices) {
-    if (s.data) std::memcpy(dst + n, s.data, s.len);  // null: decoded in place (Caching::kBypass)
+    std::memcpy(dst + n, s.data, s.len);
     n += s.len;
   }
   return n;
@@ -381,7 +381,7 @@ void ReadView::clear() {
   size_ = 0;
 }
 
-void Reader::read_batch(std::span<ReadRequest> requests, Caching caching) {
+void Reader::read_batch(std::span<ReadRequest> requests) {
   std::vector<engine::Extent> extents(requests.size());
   for (size_t i = 0; i < requests.size(); ++i) {
     ReadRequest& r = requests[i];
@@ -398,13 +398,7 @@ void Reader::read_batch(std::span<ReadRequest> requests, Caching caching) {
   std::vector<std::vector<engine::Slice>> slices(requests.size());
   std::vector<int> errors(requests.size());
   std::vector<std::string> messages(requests.size());
-  std::vector<uint8_t*> direct;
-  if (caching == Caching::kBypass) {
-    direct.resize(requests.size());
-    for (size_t i = 0; i < requests.size(); ++i)
-      if (!requests[i].error) direct[i] = static_cast<uint8_t*>(requests[i].dst);
-  }
-  impl_->engine->read_many(extents, slices, errors, messages, direct);
+  impl_->engine->read_many(extents, slices, errors, messages);
   for (size_t i = 0; i < requests.size(); ++i) {
     ReadRequest& r = requests[i];
     if (r.error) continue;

@@ -350,24 +350,6 @@ def test_read_batch(edge, img):
     assert e.value.filename == "/nope"
 
 
-def test_read_batch_without_the_cache_reads_the_same_bytes(edge):
-    # cache=False (data read once): pages read whole into one buffer are decoded in place, not cached.
-    src, image = edge
-    img = gdfs.Image(str(image), decoder="cpu")
-    sizes = {p: os.path.getsize(os.path.join(src, p[1:])) for p in ("/big", "/random", "/page+1", "/tiny/f7")}
-    bufs = {p: bytearray(n) for p, n in sizes.items()}
-    got = img.read_batch_into([(p, 0, b) for p, b in bufs.items()], cache=False)
-    assert got == list(sizes.values())
-    for p, b in bufs.items():
-        assert bytes(b) == pread(os.path.join(src, p[1:]), 0, sizes[p]), p
-    stats = img.stats()
-    assert stats["direct_pages"] > 0
-    assert stats["cache_pages"] < stats["pages_decoded_cpu"]
-    parts = img.read_batch([("/big", 70, 200000), ("/random", 0, -1)], cache=False)
-    assert parts[0] == pread(os.path.join(src, "big"), 70, 200000)
-    assert parts[1] == pread(os.path.join(src, "random"), 0, 1 << 30)
-
-
 # ---- errors ------------------------------------------------------------------------------------------
 
 

@@ -120,12 +120,6 @@ struct DirEntry {
 // One range of a batch read. `dst` receives up to `length` bytes (host memory for read_batch, device
 // memory for read_batch_device). The call sets `bytes` (short only at end of file) and `error` (0 or
 // an errno); with an error, `message` says which image, path, inode and page.
-// Whether a batch read keeps what it decodes in the page cache (Reader::read_batch).
-enum class Caching {
-  kKeep,    // every decoded page is cached
-  kBypass,  // pages read whole into one request's buffer skip the cache (data read once)
-};
-
 struct ReadRequest {
   uint32_t ino = 0;
   uint64_t offset = 0;
@@ -189,11 +183,7 @@ class Reader {
   size_t read(uint32_t ino, uint64_t offset, size_t length, ReadView& view, PageRest* rest);
   // Many ranges, of any files, in one fetch batch and one decode batch: how a data loader reads a
   // minibatch. Each request gets its own result; one bad page fails only the requests that need it.
-  // With Caching::kBypass, pages not cached already whose decoded bytes all belong to one request are
-  // decoded straight into its buffer and not cached (the counter direct_pages); the rest are cached as
-  // usual. For data read once per pass, more than the cache holds (a training epoch): it saves the
-  // cache's copy and its churn. A failed request's buffer may then hold bytes of the failed page.
-  void read_batch(std::span<ReadRequest> requests, Caching caching = Caching::kKeep);
+  void read_batch(std::span<ReadRequest> requests);
 
   // The same into device memory (CUDA builds with a usable GPU): compressed pages go to the device and
   // are decoded there, straight into `dst` where a page lies wholly inside the range and through device

@@ -70,27 +70,8 @@ int ReadEngine::plan_extent(const Extent& x, std::vector<PageRef>& refs, std::ve
   return 0;
 }
 
-void ReadEngine::aim_direct(const Extent& x, std::span<const PageRef> refs, std::span<Want> wants,
-                            uint8_t* dst) const {
-  if (refs.empty()) return;
-  const uint64_t end = std::min<uint64_t>(image_.inode(x.ino).size, x.offset + x.length);
-  const uint64_t ps = image_.page_size();
-  const uint64_t first = x.offset / ps;
-  size_t wi = 0;
-  for (size_t r = 0; r < refs.size(); ++r) {
-    const PageRef& ref = refs[r];
-    if (ref.kind == PageRef::kHole) continue;
-    Want& w = wants[wi++];
-    const uint64_t start = (first + r) * ps;
-    if (ref.kind == PageRef::kPage && ref.offset == 0 && image_.pages()[ref.entry].usize == ref.length &&
-        start >= x.offset && start + ref.length <= end)
-      w.direct = dst + (start - x.offset);
-  }
-}
-
 void ReadEngine::read_many(std::span<const Extent> extents, std::span<std::vector<Slice>> out,
-                           std::span<int> errors, std::span<std::string> messages,
-                           std::span<uint8_t* const> direct) {
+                           std::span<int> errors, std::span<std::string> messages) {
   // Scratch reused by this thread's next call, so a small read allocates nothing here. No call on this
   // thread can re-enter read_many before this one returns: decoding runs only its own batch's jobs.
   thread_local std::vector<PageRef> refs;
@@ -106,9 +87,6 @@ void ReadEngine::read_many(std::span<const Extent> extents, std::span<std::vecto
     errors[k] = plan_extent(extents[k], refs, wants);
     ref_at[k].second = refs.size();
     want_at[k].second = wants.size();
-    if (!errors[k] && !direct.empty() && direct[k])
-      aim_direct(extents[k], std::span(refs).subspan(ref_at[k].first, refs.size() - ref_at[k].first),
-                 std::span(wants).subspan(want_at[k].first, wants.size() - want_at[k].first), direct[k]);
   }
   resolve(wants, false);
   std::string message;
@@ -151,12 +129,7 @@ int ReadEngine::slices_of(const Extent& x, std::span<const PageRef> refs, std::s
       out.push_back(Slice{nullptr, kZeros, n});
       continue;
     }
-    const Want& w = wants[wi++];
-    if (w.direct) {  // decoded in place (aim_direct: the whole page is these bytes)
-      out.push_back(Slice{nullptr, nullptr, n});
-      continue;
-    }
-    const PagePtr& page = w.result.page;
+    const PagePtr& page = wants[wi++].result.page;
     // Validation ties each page's decoded size to the file bytes it holds; never trust it blindly.
     if (uint64_t{ref.offset} + in_page + n > page->size) {
       message = report(x.ino, i, ref.entry, "decoded page shorter than the file bytes it holds");
@@ -176,13 +149,7 @@ void ReadEngine::resolve(std::span<Want> wants, bool ahead) {
   claimed.clear();
   pending.clear();
   for (Want& w : wants) {
-    // A direct want does not claim: its page goes to the caller's buffer, not to the cache.
-    PageCache::Lookup l = cache_.acquire(w.entry, !w.direct);
-    if (w.direct && !l.hit && !l.pending.valid()) {
-      claimed.push_back(&w);
-      continue;
-    }
-    w.direct = nullptr;  // cached or on its way there: copied from the cache like any page
+    PageCache::Lookup l = cache_.acquire(w.entry);
     if (l.hit) {
       w.result.page = std::move(l.hit);
       if (!ahead) Stats::add(stats_.cache_hits);
@@ -317,7 +284,7 @@ void ReadEngine::load(std::span<Want*> claimed, bool ahead) {
   auto fail = [&](size_t i) {
     claimed[i]->result = LoadedPage{nullptr, PageStatus::kIoError};
     Stats::add(stats_.bad_pages);
-    if (!claimed[i]->direct) cache_.complete(claimed[i]->entry, claimed[i]->result);
+    cache_.complete(claimed[i]->entry, claimed[i]->result);
     done[i] = 1;
   };
   try {
@@ -367,15 +334,10 @@ void ReadEngine::load(std::span<Want*> claimed, bool ahead) {
         Stats::add(stats_.checked_ahead_used);
       }
       const format::PageEntry& e = image_.pages()[claimed[i]->entry];
-      std::shared_ptr<Page> page;  // none for a direct want: it decodes into the caller's buffer
-      if (!claimed[i]->direct) {
-        page = std::make_shared<Page>();
-        page->data.reset(new uint8_t[e.usize]);
-        page->size = e.usize;
-      } else {
-        Stats::add(stats_.direct_pages);
-      }
-      jobs.push_back(DecodeJob{&e, stored, page ? page->data.get() : claimed[i]->direct, PageStatus::kOk,
+      auto page = std::make_shared<Page>();
+      page->data.reset(new uint8_t[e.usize]);
+      page->size = e.usize;
+      jobs.push_back(DecodeJob{&e, stored, page->data.get(), PageStatus::kOk,
                                checked[i] ? nullptr : image_.page_digest(claimed[i]->entry),
                                checked[i] != nullptr});
       claim_of.push_back(i);
@@ -389,7 +351,7 @@ void ReadEngine::load(std::span<Want*> claimed, bool ahead) {
         w.result.page = std::move(pages[j]);
       else
         Stats::add(stats_.bad_pages);
-      if (!w.direct) cache_.complete(w.entry, w.result);
+      cache_.complete(w.entry, w.result);
       done[claim_of[j]] = 1;
     };
     if (!jobs.empty()) decoder_.decode(jobs, publish);

@@ -68,8 +68,7 @@ class ReadStateTable {
   std::array<Slot, 4096> slots_;
 };
 
-// A piece of a reply: `len` bytes at `data`, kept alive by `page` (null for holes: static zeros; both
-// null: already in the caller's buffer, decoded there by read_many's `direct`).
+// A piece of a reply: `len` bytes at `data`, kept alive by `page` (null for holes: static zeros).
 struct Slice {
   PagePtr page;
   const uint8_t* data = nullptr;
@@ -104,11 +103,8 @@ class ReadEngine {
   // The same for many extents at once: every page they need is resolved together (one fetch batch, one
   // decode batch). out[i] and errors[i] belong to extents[i]; a bad page fails only the extents that
   // need it. `messages`, when given, receives each failed extent's first bad page, described.
-  // With `direct` (one buffer per extent, or null), a page not cached whose decoded bytes are exactly
-  // bytes of one extent is decoded straight into that extent's buffer and not cached; its slice then has
-  // data == nullptr ("in place"). For data read once, larger than the cache (a training epoch).
   void read_many(std::span<const Extent> extents, std::span<std::vector<Slice>> out, std::span<int> errors,
-                 std::span<std::string> messages = {}, std::span<uint8_t* const> direct = {});
+                 std::span<std::string> messages = {});
   // Fetches the stored bytes of page entries (no cache, no decode: device reads decode them elsewhere)
   // and checks each one's stored-bytes checksum.
   void fetch_stored(std::span<const uint64_t> entries, StoredPages& out);
@@ -124,7 +120,6 @@ class ReadEngine {
     uint64_t entry;
     uint64_t index;  // logical page of `ino`, for messages
     LoadedPage result;
-    uint8_t* direct = nullptr;  // decode straight here, uncached (read_many's `direct`)
   };
   // Resolves every want: cache hit, wait for the request loading it, or load it here. With `ahead`
   // (readahead) pages cached or in flight are skipped, never waited for.
@@ -140,8 +135,6 @@ class ReadEngine {
   FetchPlan plan_fetch(std::span<const uint64_t> entries) const;
   // Pages of one extent: refs of its logical pages, wants of those that are not holes. EISDIR or 0.
   int plan_extent(const Extent& x, std::vector<PageRef>& refs, std::vector<Want>& wants) const;
-  // Points the wants of extent `x` whose decoded page is exactly bytes of `x` at their place in `dst`.
-  void aim_direct(const Extent& x, std::span<const PageRef> refs, std::span<Want> wants, uint8_t* dst) const;
   // Slices of one extent from its resolved wants; 0 or EIO (with `message` set).
   int slices_of(const Extent& x, std::span<const PageRef> refs, std::span<const Want> wants,
                 std::vector<Slice>& out, std::string& message);

@@ -44,7 +44,6 @@ struct Stats {
   Counter readahead_pages{0};      // pages fetched and decoded ahead of the reader
   Counter checked_ahead_pages{0};  // pages fetched and checked (not decoded) ahead of a walk
   Counter checked_ahead_used{0};   // of those, pages a load then decoded without fetching them again
-  Counter direct_pages{0};         // decoded straight into a caller's buffer, not cached (Caching::kBypass)
   Counter pages_decoded_cpu{0};
   Counter pages_decoded_gpu{0};   // confirmed by their checksum
   Counter gpu_batches{0};         // batches run on the device (each gathers the pages of many requests)
@@ -73,7 +72,6 @@ struct Stats {
         {"readahead_pages", &readahead_pages},
         {"checked_ahead_pages", &checked_ahead_pages},
         {"checked_ahead_used", &checked_ahead_used},
-        {"direct_pages", &direct_pages},
         {"pages_decoded_cpu", &pages_decoded_cpu},
         {"pages_decoded_gpu", &pages_decoded_gpu},
         {"gpu_batches", &gpu_batches},
