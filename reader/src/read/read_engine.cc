@@ -258,9 +258,8 @@ void ReadEngine::check_following(uint64_t start, uint64_t end) {
 void ReadEngine::check_stretch(ImagePrefetch::Stretch s) {
   std::vector<uint64_t> entries;
   for (uint64_t e : check_ahead_->entries_in(s.offset, s.length)) {
-    if (check_ahead_->holds(e)) continue;  // checked by an earlier stretch (the walk restarted)
-    const PageCache::Lookup l = cache_.acquire(e, false);
-    if (!l.hit && !l.pending.valid()) entries.push_back(e);  // not decoded, nor being loaded
+    // Not checked by an earlier stretch (the walk restarted), nor decoded or being loaded.
+    if (!check_ahead_->holds(e) && !cache_.contains(e)) entries.push_back(e);
   }
   if (entries.empty()) return;
   StoredPages stored;
