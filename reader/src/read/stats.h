@@ -15,7 +15,7 @@ struct Stats {
   // each add to their own line instead of taking turns at one. Reading it sums the stripes.
   class Counter {
    public:
-    explicit Counter(uint64_t) {}
+    explicit Counter(uint64_t start) { slots_[0].v.store(start, std::memory_order_relaxed); }
     void add(uint64_t n) { slots_[stripe()].v.fetch_add(n, std::memory_order_relaxed); }
     uint64_t get() const {
       uint64_t sum = 0;
