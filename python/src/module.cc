@@ -263,12 +263,14 @@ class Image {
     return read_ino_into(*r, path, ino, buffer, off, stream);
   }
 
-  // The file objects' reads: by inode, which Image.open looked up once; `size` is clamped to the file
-  // by the caller (it knows the size), so that bytes are allocated once at the length they end with.
+  // The file objects' reads: by inode, which Image.open looked up once. `size` is clamped to the file
+  // here too (the file object already does), so no caller can make it allocate past the file's end.
   py::bytes pread(uint32_t ino, int64_t offset, int64_t size, py::handle name) const {
     auto r = get();
     if (size < 0) throw py::value_error("_pread: negative size");
-    return read_ino(*r, name, ino, checked_offset(offset, name), static_cast<size_t>(size));
+    const uint64_t off = checked_offset(offset, name);
+    const FileStat st = translate(name, [&] { return r->stat(ino); });
+    return read_ino(*r, name, ino, off, read_length(st.size, off, size));
   }
 
   size_t pread_into(uint32_t ino, py::handle buffer, int64_t offset, py::handle name) const {
@@ -575,8 +577,8 @@ PyObject* pread_fast(PyObject* self, PyObject* const* args, Py_ssize_t nargs, Py
 PyMethodDef g_pread_def = {"_pread", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(pread_fast)),
                            METH_FASTCALL | METH_KEYWORDS,
                            "_pread($self, /, ino, offset, size, name)\n--\n\n"
-                           "read by inode number, `size` already clamped to the file (what Image.open's "
-                           "file objects call); `name` is for errors only."};
+                           "read by inode number, `size` bytes at most, clamped to the file (what "
+                           "Image.open's file objects call); `name` is for errors only."};
 
 PyMethodDef g_pread_into_def = {
     "_pread_into", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(pread_into_fast)),

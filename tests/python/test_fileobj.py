@@ -118,6 +118,10 @@ def test_file_object_semantics(tree, img):
     raw.close()
     with pytest.raises(ValueError):
         raw.read(1)
+    # The private call behind it clamps a size past the end of the file itself (no huge allocation).
+    ino = img.stat("/big.bin").st_ino
+    assert img._pread(ino, len(want) - 5, 1 << 50, "/big.bin") == want[-5:]
+    assert img._pread(ino, len(want) + 5, 1 << 50, "/big.bin") == b""
     rng = random.Random(3)
     with img.open("/big.bin", buffering=4096) as f:  # random seeks and reads against the source
         for _ in range(300):
