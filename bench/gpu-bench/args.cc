@@ -22,6 +22,8 @@ runs:
   --batches LIST         kernel-only batch sizes in pages, 'all' for all pages
                          (default 1,8,64,512,4096,32768,all)
   --max-launches N       at most N launches per timed pass of the kernel-only runs (default 2000)
+  --order O              page order of the kernel-only and nvCOMP runs: given (corpus order, default) or
+                         largest-first (by stored size, the same order for both decoders)
   --e2e LIST             end-to-end configurations STREAMSxCHUNK, CHUNK in pages or 'all'
                          (default 1xall,2x4096,4x2048,4x512)
   --reps N               timed repetitions of each run, after one warm-up (default 5)
@@ -170,6 +172,10 @@ bool parse_args(int argc, char** argv, Args& a, bool& help, std::string& err) {
       const auto c = page::parse_codec(std::string_view(v).substr(eq + 1));
       if (!c) return bad(v);
       a.codec_rules.push_back({v.substr(0, eq), *c});
+    } else if (opt == "--order") {
+      if (!value(v)) return false;
+      if (v != "given" && v != "largest-first") return bad(v);
+      a.largest_first = v == "largest-first";
     } else if (opt == "--batches") {
       if (!value(v)) return false;
       batches_set = true;

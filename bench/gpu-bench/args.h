@@ -25,6 +25,9 @@ struct Args {
 
   std::vector<uint32_t> batches;  // 0 means "all pages"
   uint32_t max_launches = 2000;
+  // Kernel-only and nvCOMP runs: the pages in corpus order, or the largest stored page first (a long
+  // page started last is the launch's tail; both decoders get the same order).
+  bool largest_first = false;
   std::vector<E2eConfig> e2e;
   unsigned reps = 5;
   unsigned threads = 0;  // CPU baseline and host work; 0: all cores

@@ -112,6 +112,12 @@ DeviceBench::DeviceBench(const Corpus& c, const Args& a, unsigned host_threads)
     all_ids_.push_back(i);
     if (c.pages[i].codec == format::kCodecGDeflate) gd_ids_.push_back(i);
   }
+  kernel_ids_ = all_ids_;
+  if (a.largest_first) {
+    const auto larger = [&c](uint32_t x, uint32_t y) { return c.pages[x].enc_size > c.pages[y].enc_size; };
+    std::stable_sort(kernel_ids_.begin(), kernel_ids_.end(), larger);
+    std::stable_sort(gd_ids_.begin(), gd_ids_.end(), larger);
+  }
   try {
     ck(cudaSetDevice(a.device), "cudaSetDevice");
     ck(dev_alloc(&d_in_, c.enc.size()), "cudaMalloc (compressed pages)");
@@ -131,15 +137,17 @@ DeviceBench::DeviceBench(const Corpus& c, const Args& a, unsigned host_threads)
     for (cudaEvent_t& e : ev_) ck(cudaEventCreate(&e), "cudaEventCreate");
 
     std::memcpy(h_in_, c.enc.data(), c.enc.size());
-    std::vector<DevicePage> gd;
-    for (size_t i = 0; i < n; ++i) {
+    for (size_t i = 0; i < n; ++i) {  // corpus order, for the end-to-end runs' chunks
       const Page& p = c.pages[i];
       h_pages_[i] =
           DevicePage{d_in_ + p.enc_off, d_out_ + p.out_off, p.enc_size, p.raw_size, p.codec, 0, p.param, 0};
-      if (p.codec == format::kCodecGDeflate) gd.push_back(h_pages_[i]);
     }
+    // The kernel-only runs' order (ids), which the end-to-end runs overwrite chunk by chunk.
+    std::vector<DevicePage> all, gd;
+    for (uint32_t i : kernel_ids_) all.push_back(h_pages_[i]);
+    for (uint32_t i : gd_ids_) gd.push_back(h_pages_[i]);
     ck(cudaMemcpy(d_in_, h_in_, c.enc.size(), cudaMemcpyHostToDevice), "upload");
-    ck(cudaMemcpy(d_pages_, h_pages_, n * sizeof(DevicePage), cudaMemcpyHostToDevice), "upload");
+    ck(cudaMemcpy(d_pages_, all.data(), n * sizeof(DevicePage), cudaMemcpyHostToDevice), "upload");
     if (!gd.empty())
       ck(cudaMemcpy(d_pages_gd_, gd.data(), gd.size() * sizeof(DevicePage), cudaMemcpyHostToDevice),
          "upload");
@@ -282,7 +290,7 @@ void DeviceBench::sweep(const char* section, const std::vector<uint32_t>& ids, c
 }
 
 void DeviceBench::kernel_sweep(bool gdeflate_only, std::vector<Row>& rows) {
-  const std::vector<uint32_t>& ids = gdeflate_only ? gd_ids_ : all_ids_;
+  const std::vector<uint32_t>& ids = gdeflate_only ? gd_ids_ : kernel_ids_;
   const DevicePage* dp = gdeflate_only ? d_pages_gd_ : d_pages_;
   if (ids.empty()) return;
   SweepOps ops;

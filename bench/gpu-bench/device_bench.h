@@ -66,7 +66,9 @@ class DeviceBench {
   const Corpus& c_;
   const Args& a_;
   unsigned threads_;
-  std::vector<uint32_t> all_ids_, gd_ids_;
+  std::vector<uint32_t> all_ids_;     // corpus order (end to end, BatchDecoder)
+  std::vector<uint32_t> kernel_ids_;  // the kernel-only runs' order (--order)
+  std::vector<uint32_t> gd_ids_;      // the GDeflate pages, in the kernel-only order (with nvCOMP's)
   uint8_t *d_in_ = nullptr, *d_out_ = nullptr, *h_in_ = nullptr, *h_out_ = nullptr;
   gpu::DevicePage *d_pages_ = nullptr, *d_pages_gd_ = nullptr, *h_pages_ = nullptr;
   PageStatus *d_results_ = nullptr, *h_results_ = nullptr;
