@@ -38,8 +38,11 @@ struct Slot {
   uint8_t *h_in = nullptr, *d_in = nullptr, *h_out = nullptr, *d_out = nullptr;
   DevicePage *h_pages = nullptr, *d_pages = nullptr;
   PageStatus *h_results = nullptr, *d_results = nullptr;
-  // The chunk in flight: where its pages came from and go back to.
+  // The chunk in flight: where its pages came from and go back to. h_pages[j] is page first + order[j]
+  // (launch_order); the staged bytes stay in page order.
   size_t first = 0, count = 0;
+  std::vector<DevicePage> staged;
+  std::vector<uint32_t> order;
   bool busy = false;
 };
 
@@ -120,15 +123,18 @@ class CudaBatchDecoder final : public BatchDecoder {
 
   void submit(Slot& s, std::span<const HostPage> pages, size_t first, size_t end) {
     size_t in = 0, out = 0;
+    s.staged.clear();
     for (size_t i = first; i < end; ++i) {
       const HostPage& p = pages[i];
       if (p.in_size) std::memcpy(s.h_in + in, p.in, p.in_size);
-      s.h_pages[i - first] =
-          DevicePage{s.d_in + in, s.d_out + out, p.in_size, p.out_size, p.codec, 0, p.param, 0};
+      s.staged.push_back(
+          DevicePage{s.d_in + in, s.d_out + out, p.in_size, p.out_size, p.codec, 0, p.param, 0});
       in += align_up(p.in_size);
       out += align_up(p.out_size);
     }
     const size_t n = end - first;
+    launch_order(s.staged, s.order);
+    for (size_t j = 0; j < n; ++j) s.h_pages[j] = s.staged[s.order[j]];
     check(cudaEventRecord(s.ev[0], s.stream), "cudaEventRecord");
     check(cudaMemcpyAsync(s.d_in, s.h_in, in, cudaMemcpyHostToDevice, s.stream), "copy in");
     check(cudaMemcpyAsync(s.d_pages, s.h_pages, n * sizeof(DevicePage), cudaMemcpyHostToDevice, s.stream),
@@ -151,10 +157,11 @@ class CudaBatchDecoder final : public BatchDecoder {
     if (!s.busy) return;
     s.busy = false;
     check(cudaStreamSynchronize(s.stream), "decode batch");
+    for (size_t j = 0; j < s.count; ++j) results[s.first + s.order[j]] = s.h_results[j];
     size_t out = 0;
     for (size_t k = 0; k < s.count; ++k) {
       const HostPage& p = pages[s.first + k];
-      PageStatus r = s.h_results[k];
+      PageStatus r = results[s.first + k];
       if (static_cast<uint8_t>(r) > static_cast<uint8_t>(PageStatus::kUnsupported)) r = PageStatus::kBadData;
       results[s.first + k] = r;
       if (r == PageStatus::kOk && p.out_size) std::memcpy(p.out, s.h_out + out, p.out_size);

@@ -204,16 +204,13 @@ GDFS_DEV uint32_t transpose32(uint32_t x) {
 // its residue class from the first one in this strip and block. `carry` then adds the previous strip's
 // final value of the same class (lane 32 - S + j mod S there) when the class started before this strip:
 // the first in-strip member of the class, at position pos0 = pos - (j - j mod S), has a predecessor in
-// its block, i.e. pos0 >= S, which never holds when blocks are at most one strip (`carries` false).
-// Collective; S > 0, `carries` uniform; j0 = lane % S.
-GDFS_DEV uint32_t undo_difference(uint32_t v, uint32_t stride, uint32_t pos, uint32_t prev, uint32_t j0,
-                                  bool carries = true) {
+// its block, i.e. pos0 >= S. Collective; S > 0 and uniform; j0 = lane % S.
+GDFS_DEV uint32_t undo_difference(uint32_t v, uint32_t stride, uint32_t pos, uint32_t prev, uint32_t j0) {
   const uint32_t lane = simt::lane_id();
   for (uint32_t d = stride; d < 32; d <<= 1) {
     const uint32_t t = simt::shfl_up(v, d);
     if (lane >= d && pos >= d) v += t;
   }
-  if (!carries) return v;  // uniform: no class of this strip started before it
   const uint32_t carry = simt::shfl(prev, 32 - stride + j0);
   if (static_cast<int32_t>(pos) - static_cast<int32_t>(lane - j0) >= static_cast<int32_t>(stride)) v += carry;
   return v;
@@ -241,91 +238,38 @@ GDFS_DEV void store_sample(uint8_t* out, uint32_t idx, uint32_t v, bool aligned)
 #endif
 }
 
-// One strip of a chunk of blocks of B >= 32 samples: strip s of block `first + bi`, where it lies and
-// what it holds. Every lane computes the same (one shfl), so it is computed where needed rather than kept.
-struct Strip {
-  uint32_t blk;  // the block
-  uint32_t b;    // its samples
-  uint32_t rate, k, off;
-  uint32_t c;       // its outliers
-  uint32_t nbytes;  // bytes of each of its bitmaps
-  uint32_t at;      // byte of this strip's word in the sign bitmap (planes follow nbytes apart)
-  uint32_t avail;   // bytes of each bitmap in this strip: 4, or fewer in the block's last strip
-  bool live;        // the strip holds samples (a short last block has fewer strips than the others)
-};
-
-GDFS_DEV Strip strip_at(const Geo& g, uint32_t first, uint32_t packed, uint32_t bi, uint32_t s) {
-  Strip st;
-  const uint32_t m = simt::shfl(packed, bi);
-  st.blk = first + bi;
-  st.b = st.blk + 1 == g.blocks ? g.last : g.block;
-  st.rate = packed_rate(m), st.k = packed_k(m), st.off = packed_off(m);
-  st.c = st.k ? outlier_count(g.stride, st.b) : 0;
-  st.nbytes = plane_bytes(st.b);
-  st.at = st.off + st.k * st.c + 4 * s;  // the sign bitmap, then plane 0, 1, ...
-  st.avail = st.nbytes - 4 * s < 4 ? st.nbytes - 4 * s : 4;
-  st.live = 32 * s < st.b;
-  return st;
-}
-
-// Strips fetched before any of them is decoded: a strip's words are one load per lane, and decoding one
-// waits on nothing but shuffles, so the loads of a group are in flight together and the warp waits on
-// memory once per group instead of once per strip (one strip per block at the default B = 32). Fewer for
-// int32, whose 32-bit rates need a second word a strip.
-template <uint32_t W>
-inline constexpr uint32_t kStripGroup = W == 2 ? 8 : 4;
-
-// Blocks of B >= 32 samples: all lanes are in the same block. The chunk's strips are walked in groups
-// of kStripGroup, strip t being strip t % spb of block t / spb (spb = strips of a full block; a short
-// last block's missing strips are skipped).
+// Blocks of B >= 32 samples: each block is decoded strip by strip; all lanes are in the block.
 template <uint32_t W>
 GDFS_DEV void decode_chunk_wide(const Lane& ln, const Geo& g, uint32_t first, uint32_t packed) {
-  constexpr uint32_t D = kStripGroup<W>;
   const uint32_t lane = simt::lane_id();
   const uint32_t count = g.blocks - first < 32 ? g.blocks - first : 32;
-  const uint32_t spb = (g.block + 31) / 32;
-  const bool carries = g.block > 32;  // a block spans strips: a strip may continue the previous one's sums
-  uint32_t prev = 0;
-  uint32_t bi = 0, s = 0;  // uniform: the group's first strip
-  for (uint32_t t0 = 0; t0 < count * spb; t0 += D) {
-    uint32_t word[D], top[D];
-    uint32_t fb = bi, fs = s;
-#if defined(__CUDACC__)
-#pragma unroll
-#endif
-    for (uint32_t d = 0; d < D; ++d) {
-      word[d] = top[d] = 0;
-      if (fb < count) {  // uniform
-        const Strip st = strip_at(g, first, packed, fb, fs);
+  for (uint32_t bi = 0; bi < count; ++bi) {  // uniform: every lane walks the same blocks
+    const uint32_t m = simt::shfl(packed, bi);
+    const uint32_t blk = first + bi;
+    const uint32_t rate = packed_rate(m), k = packed_k(m), off = packed_off(m);
+    const uint32_t b = blk + 1 == g.blocks ? g.last : g.block;
+    const uint32_t c = k ? outlier_count(g.stride, b) : 0;
+    const uint32_t nbytes = plane_bytes(b);
+    const uint32_t planes = off + k * c;  // sign bitmap, then plane 0, 1, ...
+    uint32_t prev = 0;
+    for (uint32_t s = 0; 32 * s < b; ++s) {
+      const uint32_t i = 32 * s + lane;  // this lane's position in the block
+      // Bytes 4s.. of each bitmap in this strip: 4, or fewer in the block's last strip.
+      const uint32_t avail = nbytes - 4 * s < 4 ? nbytes - 4 * s : 4;
+      uint32_t v = 0;
+      if (rate) {  // uniform; rate 0 blocks have neither signs nor planes
         // Word `lane` is the sign bitmap (lane 0) or plane lane-1; with rate 32 (int32 only) plane 31 is
-        // word 32, past the last lane: every lane loads it (a broadcast) and takes its own bit. With
-        // B = 32 the words are contiguous: one coalesced 128-byte load when they are aligned.
-        if (st.live && lane <= st.rate) word[d] = load_upto4(ln, st.at + lane * st.nbytes, st.avail);
-        if (W == 4 && st.live && st.rate == 32) top[d] = load_upto4(ln, st.at + 32 * st.nbytes, st.avail);
+        // word 32, past the last lane: every lane loads it (a broadcast) and takes its own bit.
+        // With B = 32 the words are contiguous: one coalesced 128-byte load when they are aligned.
+        const uint32_t word = lane <= rate ? load_upto4(ln, planes + lane * nbytes + 4 * s, avail) : 0;
+        const uint32_t bits = transpose32(word);
+        uint32_t mag = bits >> 1;
+        if (rate == 32) mag |= (load_upto4(ln, planes + 32 * nbytes + 4 * s, avail) >> lane & 1) << 31;
+        v = signed_value(mag, bits & 1);
       }
-      if (++fs == spb) fs = 0, ++fb;
-    }
-#if defined(__CUDACC__)
-#pragma unroll
-#endif
-    for (uint32_t d = 0; d < D; ++d) {
-      if (bi < count) {  // uniform
-        const Strip st = strip_at(g, first, packed, bi, s);
-        if (st.live) {                       // uniform
-          const uint32_t i = 32 * s + lane;  // this lane's position in the block
-          uint32_t v = 0;
-          if (st.rate) {  // uniform; rate 0 blocks have neither signs nor planes
-            const uint32_t bits = transpose32(word[d]);
-            uint32_t mag = bits >> 1;
-            if (W == 4 && st.rate == 32) mag |= (top[d] >> lane & 1) << 31;
-            v = signed_value(mag, bits & 1);
-          }
-          if (i < st.c) v = read_outlier(ln.in + st.off + i * st.k, st.k);
-          if (g.stride) v = prev = undo_difference(v, g.stride, i, prev, ln.j0, carries);
-          if (i < st.b) store_sample<W>(ln.out, st.blk * g.block + i, v, ln.out_aligned);
-        }
-      }
-      if (++s == spb) s = 0, ++bi;
+      if (i < c) v = read_outlier(ln.in + off + i * k, k);
+      if (g.stride) v = prev = undo_difference(v, g.stride, i, prev, ln.j0);
+      if (i < b) store_sample<W>(ln.out, blk * g.block + i, v, ln.out_aligned);
     }
   }
 }

@@ -72,5 +72,17 @@ TEST(EmuPages, GdeflatePageThroughTheDispatch) {
   EXPECT_TRUE(r.out == raw);
 }
 
+// launch_order: the most stored bytes first, equal sizes in the given order, every page exactly once.
+TEST(LaunchOrder, LargestStoredPageFirstTiesInGivenOrder) {
+  std::vector<gpu::DevicePage> pages(7);
+  const uint32_t sizes[] = {100, 65536, 0, 100, 4096, 65536, 7};
+  for (size_t i = 0; i < pages.size(); ++i) pages[i].in_size = sizes[i];
+  std::vector<uint32_t> order = {42};  // whatever was there is replaced
+  gpu::launch_order(pages, order);
+  EXPECT_EQ(order, (std::vector<uint32_t>{1, 5, 4, 0, 3, 6, 2}));
+  gpu::launch_order(std::span<const gpu::DevicePage>(), order);
+  EXPECT_TRUE(order.empty());
+}
+
 }  // namespace
 }  // namespace gdfs::test

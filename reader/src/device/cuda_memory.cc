@@ -75,14 +75,21 @@ class CudaDeviceMemory final : public DeviceMemory {
     if (!d) return false;
     auto* d_pages = reinterpret_cast<gpu::DevicePage*>(d);
     auto* d_results = reinterpret_cast<PageStatus*>(d + rec);
+    gpu::launch_order(pages, order_);
+    launched_.resize(pages.size());
+    for (size_t j = 0; j < pages.size(); ++j) launched_[j] = pages[order_[j]];
+    status_.resize(pages.size());
     const cudaStream_t st = as_stream(s);
-    return check(cudaMemcpyAsync(d_pages, pages.data(), rec, cudaMemcpyHostToDevice, st), "cudaMemcpyAsync",
-                 err) &&
-           check(gpu::decode_pages_async(d_pages, static_cast<uint32_t>(pages.size()), d_results, st),
-                 "decode_pages_async", err) &&
-           check(cudaMemcpyAsync(results.data(), d_results, results.size_bytes(), cudaMemcpyDeviceToHost, st),
-                 "cudaMemcpyAsync", err) &&
-           check(cudaStreamSynchronize(st), "cudaStreamSynchronize", err);
+    if (!(check(cudaMemcpyAsync(d_pages, launched_.data(), rec, cudaMemcpyHostToDevice, st),
+                "cudaMemcpyAsync", err) &&
+          check(gpu::decode_pages_async(d_pages, static_cast<uint32_t>(pages.size()), d_results, st),
+                "decode_pages_async", err) &&
+          check(cudaMemcpyAsync(status_.data(), d_results, results.size_bytes(), cudaMemcpyDeviceToHost, st),
+                "cudaMemcpyAsync", err) &&
+          check(cudaStreamSynchronize(st), "cudaStreamSynchronize", err)))
+      return false;
+    for (size_t j = 0; j < pages.size(); ++j) results[order_[j]] = status_[j];
+    return true;
   }
   bool sync(void* s, std::string& err) override {
     return check(cudaStreamSynchronize(as_stream(s)), "cudaStreamSynchronize", err);
@@ -93,6 +100,10 @@ class CudaDeviceMemory final : public DeviceMemory {
   std::string device_;
   DeviceBuffer scratch_;
   DeviceBuffer records_;  // page records and results of one decode
+  // One decode's pages in launch order (gpu::launch_order), and their results in that order.
+  std::vector<uint32_t> order_;
+  std::vector<gpu::DevicePage> launched_;
+  std::vector<PageStatus> status_;
 };
 
 }  // namespace
