@@ -56,7 +56,11 @@ def collate_list(batch):
 def collate(batch):
     # In the worker: one tensor per batch crosses to the main process (torch moves each tensor of a
     # batch through its own shared-memory segment; 64 of them per batch would cost more than the reads).
-    return torch.cat(batch), [t.numel() for t in batch]
+    # gdfs.torch.collate_cat: torch.cat of the samples, or, for an ImageDataset batch, the one
+    # shared-memory tensor the worker read it into, with no copy.
+    from gdfs.torch import collate_cat
+
+    return collate_cat(batch)
 
 
 def main():

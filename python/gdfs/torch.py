@@ -10,7 +10,8 @@
 Each sample is the whole file as a 1-D torch.uint8 tensor (host, pinned host, or CUDA memory), passed
 through `transform` when given. A DataLoader with batches reads each batch in one Image.read_batch_into
 (one fetch, one decode batch on all the reader's threads) through __getitems__, into views of one
-tensor. The dataset holds a gdfs.Image, which survives fork (the worker opens it again on first use)
+tensor (in shared memory in a worker, which collate_cat hands over as one tensor without a copy). The
+dataset holds a gdfs.Image, which survives fork (the worker opens it again on first use)
 and pickling (spawn and forkserver workers open it again), so every start method works with any
 num_workers.
 """
@@ -19,11 +20,11 @@ import fnmatch
 import stat as _stat
 
 import torch
-from torch.utils.data import Dataset
+from torch.utils.data import Dataset, get_worker_info
 
 from . import Image
 
-__all__ = ["ImageDataset", "collate_list"]
+__all__ = ["ImageDataset", "collate_cat", "collate_list"]
 
 # The decoded-page cache of an image the dataset opens itself (image_options' cache_size wins). Items
 # are whole files, each read once an epoch, so cached pages are rarely read again, and every worker
@@ -37,6 +38,30 @@ DEFAULT_CACHE_SIZE = 64 << 20
 def collate_list(batch):
     """A DataLoader collate_fn that keeps a batch of variable-length samples as a list."""
     return list(batch)
+
+
+def collate_cat(batch):
+    """A DataLoader collate_fn that hands a batch over as one flat tensor and the samples' sizes:
+    `(flat, sizes)`, with `torch.split(flat, sizes)` giving the samples back.
+
+    The samples of an ImageDataset batch (without a transform) are consecutive views of one tensor,
+    which a worker allocates in shared memory: that tensor itself is the result, with no copy, and it
+    crosses to the main process without one either. Other samples are concatenated (torch.cat)."""
+    sizes = [t.numel() for t in batch]
+    base = batch[0]._base if batch else None
+    if base is not None and base.dim() == 1 and base.numel() == sum(sizes) and all(
+        t._base is base and t.dim() == 1 and t.storage_offset() == base.storage_offset() + at
+        for t, at in zip(batch, _starts(sizes))
+    ):
+        return base, sizes
+    return (torch.cat(batch) if batch else torch.empty(0, dtype=torch.uint8)), sizes
+
+
+def _starts(sizes):
+    at = 0
+    for size in sizes:
+        yield at
+        at += size
 
 
 class ImageDataset(Dataset):
@@ -95,6 +120,11 @@ class ImageDataset(Dataset):
         return len(self.files)
 
     def _empty(self, size):
+        if self.device.type == "cpu" and not self.pin_memory and get_worker_info() is not None:
+            # In a DataLoader worker: the batch is made in shared memory, so that handing it to the main
+            # process (which moves every tensor's storage into shared memory) copies nothing.
+            flat = torch.empty(0, dtype=torch.uint8)
+            return flat.set_(torch.UntypedStorage._new_shared(size), 0, (size,))
         return torch.empty(size, dtype=torch.uint8, device=self.device, pin_memory=self.pin_memory)
 
     def _finish(self, sample, index):

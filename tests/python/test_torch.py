@@ -15,7 +15,7 @@ gdfs = pytest.importorskip("gdfs")
 torch = pytest.importorskip("torch", reason="torch is not installed (tests/python/requirements.txt)")
 from torch.utils.data import DataLoader  # noqa: E402
 
-from gdfs.torch import ImageDataset, collate_list  # noqa: E402
+from gdfs.torch import ImageDataset, collate_cat, collate_list  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:This DataLoader will create")
 
@@ -92,6 +92,37 @@ def test_a_data_loader_reads_every_sample_under_each_start_method(samples, metho
         want[d] = want.get(d, 0) + 2
     assert seen == want
     assert ds[5].numel() == ds.sizes[5]  # the parent's image still reads after its workers are gone
+
+
+def test_collate_cat_hands_a_batch_over_without_copying_it(samples):
+    _, image, digests = samples
+    ds = ImageDataset(str(image), image_options={"cache_size": 16 << 20})
+    batch = ds.__getitems__([3, 0, 3, 7])
+    flat, sizes = collate_cat(batch)
+    assert sizes == [t.numel() for t in batch] and flat.numel() == sum(sizes)
+    assert flat.data_ptr() == batch[0].data_ptr()  # the batch's own tensor, not a copy
+    assert [digest(t) for t in torch.split(flat, sizes)] == [digests[ds.files[i]] for i in (3, 0, 3, 7)]
+    # Anything else is concatenated: samples of their own, part of a batch, a batch out of order.
+    for other in ([ds[1], ds[2]], batch[1:], batch[::-1]):
+        flat, sizes = collate_cat(other)
+        assert flat.numel() == sum(sizes) and all(flat.data_ptr() != t.data_ptr() for t in other if t.numel())
+        assert [digest(t) for t in torch.split(flat, sizes)] == [digest(t) for t in other]
+    flat, sizes = collate_cat([])
+    assert flat.numel() == 0 and sizes == []
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_workers_make_batches_in_shared_memory(samples, method):
+    _, image, digests = samples
+    ds = ImageDataset(str(image), image_options={"cache_size": 16 << 20})
+    assert not ds.__getitems__([0, 1])[0].is_shared()  # outside a worker: ordinary memory
+    loader = DataLoader(ds, batch_size=16, num_workers=2, collate_fn=collate_cat, multiprocessing_context=method,
+                        timeout=120)
+    seen = []
+    for flat, sizes in loader:
+        assert flat.is_shared() and flat.numel() == sum(sizes)
+        seen += [digest(t) for t in torch.split(flat, sizes)]
+    assert seen == [digests[f] for f in ds.files]
 
 
 def _read_in_worker(args):
