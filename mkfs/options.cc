@@ -117,6 +117,12 @@ void add_options(CLI::App& app, Options& o, bool& all_root) {
       ->check(kCodecRule);
   app.add_flag_callback(
       "--no-dedupe", [&o] { o.dedupe = false; }, "Do not share identical pages and file tails");
+  app.add_option("--tail-pack-limit", o.tail_pack_limit,
+                 "Pack a file's last partial page with other files' only when it is at most BYTES bytes; "
+                 "larger ones get a page of their own (0: no tail packs, for files read in random order, "
+                 "such as a dataset's samples). Default: the page size, every tail packed")
+      ->type_name("BYTES")
+      ->check(CLI::Range(0u, 65536u));
   app.add_option("--base", o.base,
                  "Reuse the pages of OLD (a path or URL) for content that did not change, instead of "
                  "compressing it again: the image reads the same as a full build")

@@ -25,6 +25,11 @@ struct Options {
   unsigned threads = 0;        // compression workers; 0 = one per core (resolved by finish_options)
   uint32_t page_size = 65536;  // power of two, 4096..65536
   bool dedupe = true;
+  // --tail-pack-limit: a file's last partial page goes into a tail pack only when it has at most this
+  // many bytes, else it is a page of its own. A read of a packed tail decodes the whole pack, so files
+  // read in random order (a dataset's samples) read fewer bytes with 0; trees read in order compress
+  // better packed (unset: the page size, every tail packed).
+  std::optional<uint32_t> tail_pack_limit;
 
   page::CodecChoice codec = page::CodecChoice::kGDeflate;  // --codec: every page, tail packs included
   std::vector<page::CodecRule> codec_rules;  // --codec-for GLOB=CODEC, in order: the last match wins

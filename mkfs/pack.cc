@@ -355,7 +355,7 @@ class Packer {
   void place_page(uint64_t page, FileData& f) {
     if (all_zero(spare_->raw.data(), spare_->raw.size()))
       add_holes(page, 1);
-    else if (spare_->raw.size() < page_)
+    else if (spare_->raw.size() < page_ && spare_->raw.size() <= o_.tail_pack_limit.value_or(page_))
       add_tail(f, spare_->raw);
     else
       submit_page();

@@ -74,10 +74,16 @@ class Image:
         *,
         stream: _Stream = None,
         return_exceptions: Literal[False] = False,
+        once: bool = False,
     ) -> list[int]: ...
     @overload
     def read_batch_into(
-        self, requests: Iterable[Tuple[_Path, int, _Buffer]], *, stream: _Stream = None, return_exceptions: bool
+        self,
+        requests: Iterable[Tuple[_Path, int, _Buffer]],
+        *,
+        stream: _Stream = None,
+        return_exceptions: bool,
+        once: bool = False,
     ) -> list[Union[int, OSError]]: ...
     def device_reads(self) -> Tuple[bool, str]: ...
     def stats_json(self) -> str: ...

@@ -155,6 +155,7 @@ class ImageDataset(Dataset):
         counts = self.image.read_batch_into(
             [(self.files[i], 0, t) for i, t in zip(indices, targets)],
             stream=torch.cuda.current_stream(self.device) if self.device.type == "cuda" else None,
+            once=True,  # a sample is read once an epoch: its whole pages skip the cache
         )
         assert counts == sizes  # an image never changes under its reader
         return [self._finish(s, i) for i, s in zip(indices, samples)]

@@ -319,7 +319,8 @@ class Image {
 
   // [(path, offset, buffer), ...] -> [bytes read, ...]: one batch into host buffers and one into device
   // buffers (queued on `stream`, else on the first device buffer's own stream).
-  py::list read_batch_into(py::iterable requests, py::handle stream, bool return_exceptions) const {
+  py::list read_batch_into(py::iterable requests, py::handle stream, bool return_exceptions,
+                           bool once) const {
     auto r = get();
     Batch host, dev;
     std::vector<std::unique_ptr<BufferTarget>> targets;  // alive until the reads are done
@@ -344,7 +345,7 @@ class Image {
         results[i] = e.value();
       }
     }
-    host.run_host(*r);
+    host.run_host(*r, once ? gdfs::Access::kOnce : gdfs::Access::kNormal);
     dev.run_device(*r, dev_stream);
     for (Batch* b : {&host, &dev})
       for (size_t k = 0; k < b->reqs.size(); ++k) {
@@ -392,10 +393,10 @@ class Image {
       paths.push_back(std::move(path));
     }
     py::object error_object(size_t k) const { return os_error(reqs[k].error, reqs[k].message, paths[k]); }
-    void run_host(Reader& r) {
+    void run_host(Reader& r, gdfs::Access access = gdfs::Access::kNormal) {
       if (reqs.empty()) return;
       py::gil_scoped_release nogil;
-      r.read_batch(reqs);
+      r.read_batch(reqs, access);
     }
     void run_device(Reader& r, void* stream) {
       if (reqs.empty()) return;
@@ -715,10 +716,13 @@ it. Errors are OSError with the errno a file system would give.)")
            "request's place holds its OSError instead (errno, message naming image, path, inode and page,\n"
            "filename) and the other requests are still read.")
       .def("read_batch_into", &Image::read_batch_into, py::arg("requests"), py::kw_only(),
-           py::arg("stream") = py::none(), py::arg("return_exceptions") = false,
+           py::arg("stream") = py::none(), py::arg("return_exceptions") = false, py::arg("once") = false,
            "[(path, offset, buffer), ...] -> [bytes read, ...]: each buffer filled as read_into would, in\n"
            "one batch for the host buffers and one for the CUDA ones (queued on `stream`, else on the\n"
-           "first CUDA buffer's own stream, and done when the call returns). Errors as read_batch.")
+           "first CUDA buffer's own stream, and done when the call returns). Errors as read_batch (a\n"
+           "failed request's buffer then holds unspecified bytes). once=True: these bytes are read once\n"
+           "(a data loader's epoch): a whole page of a file that is not cached is decoded straight into\n"
+           "the buffer and not cached, one copy fewer.")
       .def("_kwargs", &Image::kwargs, "The keyword arguments the image was opened with (for pickling).")
       .def("device_reads", &Image::device_reads,
            "(True, how) where read_into can fill CUDA memory here, else (False, why not).")

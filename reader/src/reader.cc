@@ -381,7 +381,7 @@ void ReadView::clear() {
   size_ = 0;
 }
 
-void Reader::read_batch(std::span<ReadRequest> requests) {
+void Reader::read_batch(std::span<ReadRequest> requests, Access access) {
   std::vector<engine::Extent> extents(requests.size());
   for (size_t i = 0; i < requests.size(); ++i) {
     ReadRequest& r = requests[i];
@@ -395,10 +395,12 @@ void Reader::read_batch(std::span<ReadRequest> requests) {
     }
     extents[i] = engine::Extent{r.ino, r.offset, r.length};
   }
-  std::vector<std::vector<engine::Slice>> slices(requests.size());
+  std::vector<uint8_t*> dsts(requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) dsts[i] = static_cast<uint8_t*>(requests[i].dst);
+  std::vector<size_t> bytes(requests.size());
   std::vector<int> errors(requests.size());
   std::vector<std::string> messages(requests.size());
-  impl_->engine->read_many(extents, slices, errors, messages);
+  impl_->engine->read_many_into(extents, dsts, bytes, errors, messages, access == Access::kOnce);
   for (size_t i = 0; i < requests.size(); ++i) {
     ReadRequest& r = requests[i];
     if (r.error) continue;
@@ -406,7 +408,7 @@ void Reader::read_batch(std::span<ReadRequest> requests) {
     if (r.error == EISDIR)
       r.message = impl_->image->name() + ": inode " + std::to_string(r.ino) + ": not a regular file";
     if (r.error == EIO) r.message = messages[i];
-    if (!r.error) r.bytes = gather(slices[i], static_cast<uint8_t*>(r.dst));
+    if (!r.error) r.bytes = bytes[i];
   }
 }
 

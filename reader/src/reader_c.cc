@@ -222,14 +222,22 @@ int gdfs_read(gdfs_reader* reader, uint32_t ino, uint64_t offset, size_t length,
 }
 
 int gdfs_read_batch(gdfs_reader* reader, gdfs_request* requests, size_t n) {
-  if (!reader) return null_argument("gdfs_read_batch", "reader");
-  if (!requests && n) return null_argument("gdfs_read_batch", "requests");
+  return gdfs_read_batch_access(reader, requests, n, GDFS_ACCESS_NORMAL);
+}
+
+int gdfs_read_batch_access(gdfs_reader* reader, gdfs_request* requests, size_t n, int access) {
+  if (!reader) return null_argument("gdfs_read_batch_access", "reader");
+  if (!requests && n) return null_argument("gdfs_read_batch_access", "requests");
+  if (access != GDFS_ACCESS_NORMAL && access != GDFS_ACCESS_ONCE)
+    return fail(EINVAL, "gdfs_read_batch_access: access is " + std::to_string(access) +
+                            ", not GDFS_ACCESS_NORMAL or GDFS_ACCESS_ONCE");
   return guard([&] {
     std::vector<gdfs::ReadRequest> reqs = to_requests(requests, n);
     for (size_t i = 0; i < n; ++i) {
       if (!reqs[i].dst && reqs[i].length) return null_argument("gdfs_read_batch", "a request's dst");
     }
-    reader->reader->read_batch(reqs);
+    reader->reader->read_batch(reqs,
+                               access == GDFS_ACCESS_ONCE ? gdfs::Access::kOnce : gdfs::Access::kNormal);
     return from_requests(*reader->reader, reqs, requests);
   });
 }

@@ -232,6 +232,103 @@ TEST_F(ReaderTest, CorruptPageIsEioNamingIt_OthersStillRead) {
   EXPECT_TRUE(std::equal(c.begin(), c.end(), truth.begin() + 10));
 }
 
+// Access::kOnce: the same bytes as a normal batch for ranges of every shape (inside a page, across pages,
+// whole files, holes, tails, the deduplicated copy), with whole pages decoded in place and never cached.
+TEST_F(ReaderTest, ReadOnceBatchesReadTheSameBytes) {
+  auto r = open();
+  std::vector<std::string> files;
+  for (const std::string& f : regular_files())
+    if (r->stat("/" + f).size < (64u << 20)) files.push_back(f);
+  std::mt19937_64 rng(11);
+  std::vector<ReadRequest> reqs;
+  std::vector<Bytes> bufs;
+  std::vector<std::string> names;
+  auto add = [&](const std::string& name, uint64_t off, size_t len) {
+    ReadRequest q;
+    q.ino = r->lookup("/" + name);
+    q.offset = off;
+    q.length = len;
+    reqs.push_back(q);
+    bufs.emplace_back(len);
+    names.push_back(name);
+  };
+  for (const std::string& f : files) add(f, 0, r->stat("/" + f).size + 1);  // whole files
+  for (int i = 0; i < 300; ++i) {
+    const std::string& f = files[rng() % files.size()];
+    const uint64_t size = r->stat("/" + f).size;
+    const uint64_t off = size ? rng() % size : 0;
+    add(f, off, 1 + rng() % (3 * 65536));
+  }
+  add("multi", 65536, 2 * 65536);  // whole pages at a page boundary, twice in one batch
+  add("multi-copy", 65536, 2 * 65536);
+  for (size_t i = 0; i < reqs.size(); ++i) reqs[i].dst = bufs[i].data();
+  r->read_batch(reqs, Access::kOnce);
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    ASSERT_EQ(reqs[i].error, 0) << reqs[i].message;
+    bufs[i].resize(reqs[i].bytes);
+    EXPECT_EQ(bufs[i], slurp(*dir_ / ("src/" + names[i]), reqs[i].offset, reqs[i].length))
+        << names[i] << " at " << reqs[i].offset;
+  }
+}
+
+TEST_F(ReaderTest, ReadOnceLeavesWholePagesOutOfTheCacheAndUsesCachedOnes) {
+  ReaderOptions o;
+  o.threads = 2;
+  o.decoder = DecoderChoice::kCpu;
+  o.readahead = 0;  // the single read below must cache its page alone
+  auto r = Reader::open(*dir_ / "img", o);
+  const Bytes truth = slurp(*dir_ / "src/multi");
+  Bytes b(truth.size());
+  ReadRequest q;
+  q.ino = r->lookup("/multi");
+  q.length = b.size();
+  q.dst = b.data();
+  r->read_batch({&q, 1}, Access::kOnce);
+  ASSERT_EQ(q.error, 0) << q.message;
+  EXPECT_EQ(b, truth);
+  // Five whole pages went to `b`; only the tail's pack, shared with other files, was cached.
+  EXPECT_EQ(r->counters().at("cache_pages"), 1u);
+  EXPECT_EQ(r->counters().at("cache_misses"), 6u);
+  // Pages a normal read cached are copied from there, not decoded again.
+  Bytes page(65536);
+  r->read("/multi", 2 * 65536, page.size(), page.data());
+  const uint64_t decoded = r->counters().at("pages_decoded_cpu");
+  std::fill(b.begin(), b.end(), 0);
+  r->read_batch({&q, 1}, Access::kOnce);
+  ASSERT_EQ(q.error, 0) << q.message;
+  EXPECT_EQ(b, truth);
+  EXPECT_EQ(r->counters().at("pages_decoded_cpu"), decoded + 4);  // not page 2, nor the tail's pack
+}
+
+TEST_F(ReaderTest, ReadOnceOfADamagedPageIsEioAndTheOtherRequestsStillRead) {
+  Bytes img = test::read_bytes(*dir_ / "img");
+  {
+    auto image = Image::open(*dir_ / "img");
+    const uint32_t ino = image->resolve("/multi");
+    img[image->pages()[image->page_ref(ino, 3).entry].offset + 9] ^= 0x10;
+  }
+  test::write_bytes(*dir_ / "bad-once", img);
+  auto r = open(*dir_ / "bad-once");
+  const Bytes truth = slurp(*dir_ / "src/multi");
+  std::vector<ReadRequest> reqs(3);
+  std::vector<Bytes> bufs{Bytes(truth.size()), Bytes(2 * 65536), Bytes(65536)};
+  const uint64_t offsets[] = {0, 0, 4 * 65536};
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    reqs[i].ino = r->lookup("/multi");
+    reqs[i].offset = offsets[i];
+    reqs[i].length = bufs[i].size();
+    reqs[i].dst = bufs[i].data();
+  }
+  r->read_batch(reqs, Access::kOnce);
+  EXPECT_EQ(reqs[0].error, EIO);
+  EXPECT_NE(reqs[0].message.find("(page 3)"), std::string::npos) << reqs[0].message;
+  ASSERT_EQ(reqs[1].error, 0) << reqs[1].message;
+  ASSERT_EQ(reqs[2].error, 0) << reqs[2].message;
+  EXPECT_TRUE(std::equal(bufs[1].begin(), bufs[1].end(), truth.begin()));
+  EXPECT_TRUE(std::equal(bufs[2].begin(), bufs[2].end(), truth.begin() + 4 * 65536));
+  EXPECT_EQ(r->counters().at("cache_pages"), 1u);  // the tail's pack; a failed page is never cached
+}
+
 // ---- device reads -----------------------------------------------------------------------------------
 
 // A faulty device: every other decoded page is reported bad and its bytes garbled, as a broken kernel

@@ -336,13 +336,23 @@ TEST_F(ReaderC, BatchReadsMatchTheSource) {
     reqs.push_back({lookup(h.r, rel), off, bufs.back().size(), bufs.back().data(), 0, 0});
     what.emplace_back(rel, off);
   }
-  ASSERT_EQ(gdfs_read_batch(h.r, reqs.data(), reqs.size()), 0) << last_error();
-  for (size_t i = 0; i < reqs.size(); ++i) {
-    EXPECT_EQ(reqs[i].error, 0);
-    bufs[i].resize(reqs[i].bytes);
-    EXPECT_TRUE(bufs[i] == source_bytes(what[i].first, what[i].second, reqs[i].length)) << what[i].first;
+  for (int access : {GDFS_ACCESS_NORMAL, GDFS_ACCESS_ONCE}) {
+    for (size_t i = 0; i < reqs.size(); ++i) {
+      std::fill(bufs[i].begin(), bufs[i].end(), 0xEE);
+      reqs[i].length = bufs[i].size();
+      reqs[i].dst = bufs[i].data();
+    }
+    ASSERT_EQ(gdfs_read_batch_access(h.r, reqs.data(), reqs.size(), access), 0) << last_error();
+    for (size_t i = 0; i < reqs.size(); ++i) {
+      EXPECT_EQ(reqs[i].error, 0);
+      const Bytes got(bufs[i].begin(), bufs[i].begin() + static_cast<long>(reqs[i].bytes));
+      EXPECT_TRUE(got == source_bytes(what[i].first, what[i].second, reqs[i].length))
+          << what[i].first << " access " << access;
+    }
   }
   EXPECT_EQ(gdfs_read_batch(h.r, nullptr, 0), 0);
+  EXPECT_EQ(gdfs_read_batch_access(h.r, reqs.data(), 1, 7), EINVAL);
+  EXPECT_NE(std::string(last_error()).find("GDFS_ACCESS_ONCE"), std::string::npos) << last_error();
 }
 
 TEST_F(ReaderC, LastErrorIsPerThread) {

@@ -206,6 +206,30 @@ TEST_F(Mkfs, NoDedupeStoresEveryPage) {
   EXPECT_LT(fs::file_size(dir_ / "img2"), fs::file_size(dir_ / "img"));
 }
 
+// --tail-pack-limit N: a last partial page of more than N bytes is a page of the file's own; 0 packs none.
+TEST_F(Mkfs, TailPackLimitGivesLargerTailsTheirOwnPage) {
+  write_text_file(dir_ / "src/empty-tail", 2 * 65536, 4);  // no tail at all
+  for (const uint32_t limit : {0u, 5000u}) {
+    const std::string image = dir_ / ("img" + std::to_string(limit));
+    ASSERT_EQ(run_mkfs({"-q", "--tail-pack-limit", std::to_string(limit), dir_ / "src", image}).code, 0);
+    auto img = Image::open(image);
+    PageDecoder dec;
+    for (const char* rel : {"a.txt", "b.o", "sub/c.txt", "sub/dup.txt", "empty-tail"}) {
+      const uint32_t ino = img->resolve(std::string("/") + rel);
+      const format::Inode& in = img->inode(ino);
+      const uint64_t tail = in.size % 65536;
+      EXPECT_EQ(in.tail_entry != format::kNone, tail > 0 && tail <= limit) << rel << " limit " << limit;
+      const std::vector<uint8_t> want = read_bytes(dir_ / (std::string("src/") + rel));
+      std::vector<uint8_t> got(want.size());
+      ASSERT_EQ(img->read(ino, 0, got.size(), got.data(), dec), want.size()) << rel;
+      EXPECT_EQ(got, want) << rel << " limit " << limit;
+    }
+    EXPECT_EQ(img->superblock().compat & format::kCompatTailPack ? 1 : 0, limit ? 1 : 0) << limit;
+  }
+  EXPECT_NE(run_mkfs({"-q", "--tail-pack-limit", "65537", dir_ / "src", dir_ / "bad"}).code, 0);
+  EXPECT_FALSE(fs::exists(dir_ / "bad"));
+}
+
 TEST_F(Mkfs, BadArgumentsAreRefused) {
   EXPECT_NE(run_mkfs({"-q", "-l", "13", dir_ / "src", dir_ / "img"}).code, 0);
   EXPECT_NE(run_mkfs({"-q", "--page-size", "3000", dir_ / "src", dir_ / "img"}).code, 0);

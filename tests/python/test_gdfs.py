@@ -350,6 +350,19 @@ def test_read_batch(edge, img):
     assert e.value.filename == "/nope"
 
 
+@pytest.mark.parametrize("once", [False, True])
+def test_read_batch_into_once_reads_the_same_bytes(edge, img, once):
+    src, _ = edge
+    reqs = [("/big", 0, 3 << 16), ("/big", 65536, 2 << 16), ("/page+1", 0, 65537), ("/random", 150000, 100000),
+            ("/sparse-5g", (4 << 30) - 65536, 3 << 16), ("/tiny/f7", 0, 100)]
+    bufs = [bytearray(b"\xee" * n) for _, _, n in reqs]
+    counts = img.read_batch_into([(p, off, b) for (p, off, _), b in zip(reqs, bufs)], once=once)
+    for (path, off, n), buf, count in zip(reqs, bufs, counts):
+        want = pread(os.path.join(src, path[1:]), off, n)
+        assert count == len(want)
+        assert bytes(buf[:count]) == want, (path, off, once)
+
+
 # ---- errors ------------------------------------------------------------------------------------------
 
 

@@ -120,6 +120,15 @@ struct DirEntry {
 // One range of a batch read. `dst` receives up to `length` bytes (host memory for read_batch, device
 // memory for read_batch_device). The call sets `bytes` (short only at end of file) and `error` (0 or
 // an errno); with an error, `message` says which image, path, inode and page.
+// How the bytes of a batch read will be used (as posix_fadvise's NORMAL and NOREUSE).
+enum class Access {
+  kNormal,  // decoded pages stay in the cache for later reads
+  // Read once (a data loader's epoch): a page that lies whole inside one request and is not cached is
+  // decoded straight into that request's memory and not cached, which saves a copy and an allocation
+  // per page. Pages shared with other files (tail packs) and cached pages are read as usual.
+  kOnce,
+};
+
 struct ReadRequest {
   uint32_t ino = 0;
   uint64_t offset = 0;
@@ -183,7 +192,8 @@ class Reader {
   size_t read(uint32_t ino, uint64_t offset, size_t length, ReadView& view, PageRest* rest);
   // Many ranges, of any files, in one fetch batch and one decode batch: how a data loader reads a
   // minibatch. Each request gets its own result; one bad page fails only the requests that need it.
-  void read_batch(std::span<ReadRequest> requests);
+  // With an error, a request's `dst` holds unspecified bytes.
+  void read_batch(std::span<ReadRequest> requests, Access access = Access::kNormal);
 
   // The same into device memory (CUDA builds with a usable GPU): compressed pages go to the device and
   // are decoded there, straight into `dst` where a page lies wholly inside the range and through device

@@ -122,6 +122,12 @@ int gdfs_read(gdfs_reader* reader, uint32_t ino, uint64_t offset, size_t length,
  * `bytes` and `error`; one bad page fails only the requests that need it. Returns 0 when every request
  * succeeded, else the error of the first that failed (whose message gdfs_last_error() then holds). */
 int gdfs_read_batch(gdfs_reader* reader, gdfs_request* requests, size_t n);
+/* gdfs_read_batch with an access hint: GDFS_ACCESS_NORMAL, or GDFS_ACCESS_ONCE for bytes read once (a
+ * data loader's epoch): a page that lies whole inside one request and is not cached is decoded straight
+ * into its dst and not cached. EINVAL for another value. */
+#define GDFS_ACCESS_NORMAL 0
+#define GDFS_ACCESS_ONCE 1
+int gdfs_read_batch_access(gdfs_reader* reader, gdfs_request* requests, size_t n, int access);
 
 /* The same into device memory (`dst` a CUDA device pointer; `stream` a cudaStream_t, NULL: the default
  * stream). Returns once the bytes are in place. ENOTSUP where this process has no usable CUDA device

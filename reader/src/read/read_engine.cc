@@ -72,8 +72,34 @@ int ReadEngine::plan_extent(const Extent& x, std::vector<PageRef>& refs, std::ve
 
 void ReadEngine::read_many(std::span<const Extent> extents, std::span<std::vector<Slice>> out,
                            std::span<int> errors, std::span<std::string> messages) {
+  read_wants(extents, out, errors, messages, {});
+}
+
+void ReadEngine::read_many_into(std::span<const Extent> extents, std::span<uint8_t* const> dsts,
+                                std::span<size_t> bytes, std::span<int> errors,
+                                std::span<std::string> messages, bool once) {
+  thread_local std::vector<std::vector<Slice>> slices;  // reused: see read_wants
+  if (slices.size() < extents.size()) slices.resize(extents.size());
+  const std::span out(slices.data(), extents.size());
+  read_wants(extents, out, errors, messages, once ? dsts : std::span<uint8_t* const>{});
+  for (size_t k = 0; k < extents.size(); ++k) {
+    size_t n = 0;
+    if (!errors[k]) {
+      for (const Slice& s : out[k]) {
+        if (s.data) std::memcpy(dsts[k] + n, s.data, s.len);  // null: decoded there already
+        n += s.len;
+      }
+    }
+    bytes[k] = n;
+    out[k].clear();  // release the pages
+  }
+}
+
+void ReadEngine::read_wants(std::span<const Extent> extents, std::span<std::vector<Slice>> out,
+                            std::span<int> errors, std::span<std::string> messages,
+                            std::span<uint8_t* const> direct) {
   // Scratch reused by this thread's next call, so a small read allocates nothing here. No call on this
-  // thread can re-enter read_many before this one returns: decoding runs only its own batch's jobs.
+  // thread can re-enter read_wants before this one returns: decoding runs only its own batch's jobs.
   thread_local std::vector<PageRef> refs;
   thread_local std::vector<Want> wants;
   thread_local std::vector<std::pair<size_t, size_t>> ref_at, want_at;  // per extent: begin, end
@@ -87,6 +113,9 @@ void ReadEngine::read_many(std::span<const Extent> extents, std::span<std::vecto
     errors[k] = plan_extent(extents[k], refs, wants);
     ref_at[k].second = refs.size();
     want_at[k].second = wants.size();
+    if (!direct.empty() && !errors[k])
+      mark_direct(extents[k], std::span(refs).subspan(ref_at[k].first, refs.size() - ref_at[k].first),
+                  std::span(wants).subspan(want_at[k].first, wants.size() - want_at[k].first), direct[k]);
   }
   resolve(wants, false);
   std::string message;
@@ -99,6 +128,26 @@ void ReadEngine::read_many(std::span<const Extent> extents, std::span<std::vecto
     if (errors[k] && !messages.empty()) messages[k] = message;
   }
   wants.clear();  // the slices hold what the caller needs; keep no page alive past the cache's bound
+}
+
+// A page goes straight to the caller's memory when its decoded bytes are exactly the extent's bytes of
+// that logical page: a whole page of one file (never a tail pack, whose other bytes belong to others).
+void ReadEngine::mark_direct(const Extent& x, std::span<const PageRef> refs, std::span<Want> wants,
+                             uint8_t* dst) const {
+  if (refs.empty()) return;
+  const uint64_t end = std::min<uint64_t>(image_.inode(x.ino).size, x.offset + x.length);
+  const uint64_t ps = image_.page_size();
+  const uint64_t first = x.offset / ps;
+  size_t wi = 0;
+  for (size_t r = 0; r < refs.size(); ++r) {
+    if (refs[r].kind == PageRef::kHole) continue;
+    Want& w = wants[wi++];
+    const uint64_t i = first + r;
+    const uint64_t from = std::max(x.offset, i * ps), to = std::min(end, (i + 1) * ps);
+    if (refs[r].kind == PageRef::kPage && refs[r].offset == 0 && from == i * ps &&
+        image_.pages()[w.entry].usize == to - from)
+      w.direct = dst + (from - x.offset);
+  }
 }
 
 int ReadEngine::slices_of(const Extent& x, std::span<const PageRef> refs, std::span<const Want> wants,
@@ -129,7 +178,12 @@ int ReadEngine::slices_of(const Extent& x, std::span<const PageRef> refs, std::s
       out.push_back(Slice{nullptr, kZeros, n});
       continue;
     }
-    const PagePtr& page = wants[wi++].result.page;
+    const Want& w = wants[wi++];
+    if (w.direct) {  // decoded in place by load (mark_direct sized it)
+      out.push_back(Slice{nullptr, nullptr, n});
+      continue;
+    }
+    const PagePtr& page = w.result.page;
     // Validation ties each page's decoded size to the file bytes it holds; never trust it blindly.
     if (uint64_t{ref.offset} + in_page + n > page->size) {
       message = report(x.ino, i, ref.entry, "decoded page shorter than the file bytes it holds");
@@ -149,7 +203,12 @@ void ReadEngine::resolve(std::span<Want> wants, bool ahead) {
   claimed.clear();
   pending.clear();
   for (Want& w : wants) {
-    PageCache::Lookup l = cache_.acquire(w.entry);
+    PageCache::Lookup l = cache_.acquire(w.entry, !w.direct);
+    if (w.direct && !l.hit && !l.pending.valid()) {
+      claimed.push_back(&w);  // loaded into its destination; the cache never hears of it
+      continue;
+    }
+    if (l.hit || l.pending.valid()) w.direct = nullptr;  // there already: copied out as usual
     if (l.hit) {
       w.result.page = std::move(l.hit);
       if (!ahead) Stats::add(stats_.cache_hits);
@@ -283,7 +342,7 @@ void ReadEngine::load(std::span<Want*> claimed, bool ahead) {
   auto fail = [&](size_t i) {
     claimed[i]->result = LoadedPage{nullptr, PageStatus::kIoError};
     Stats::add(stats_.bad_pages);
-    cache_.complete(claimed[i]->entry, claimed[i]->result);
+    if (!claimed[i]->direct) cache_.complete(claimed[i]->entry, claimed[i]->result);
     done[i] = 1;
   };
   try {
@@ -333,10 +392,15 @@ void ReadEngine::load(std::span<Want*> claimed, bool ahead) {
         Stats::add(stats_.checked_ahead_used);
       }
       const format::PageEntry& e = image_.pages()[claimed[i]->entry];
-      auto page = std::make_shared<Page>();
-      page->data.reset(new uint8_t[e.usize]);
-      page->size = e.usize;
-      jobs.push_back(DecodeJob{&e, stored, page->data.get(), PageStatus::kOk,
+      std::shared_ptr<Page> page;
+      uint8_t* dst = claimed[i]->direct;
+      if (!dst) {
+        page = std::make_shared<Page>();
+        page->data.reset(new uint8_t[e.usize]);
+        page->size = e.usize;
+        dst = page->data.get();
+      }
+      jobs.push_back(DecodeJob{&e, stored, dst, PageStatus::kOk,
                                checked[i] ? nullptr : image_.page_digest(claimed[i]->entry),
                                checked[i] != nullptr});
       claim_of.push_back(i);
@@ -347,10 +411,10 @@ void ReadEngine::load(std::span<Want*> claimed, bool ahead) {
       Want& w = *claimed[claim_of[j]];
       w.result.status = jobs[j].status;
       if (w.result.status == PageStatus::kOk)
-        w.result.page = std::move(pages[j]);
+        w.result.page = std::move(pages[j]);  // null for a direct page
       else
         Stats::add(stats_.bad_pages);
-      cache_.complete(w.entry, w.result);
+      if (!w.direct) cache_.complete(w.entry, w.result);
       done[claim_of[j]] = 1;
     };
     if (!jobs.empty()) decoder_.decode(jobs, publish);

@@ -105,6 +105,13 @@ class ReadEngine {
   // need it. `messages`, when given, receives each failed extent's first bad page, described.
   void read_many(std::span<const Extent> extents, std::span<std::vector<Slice>> out, std::span<int> errors,
                  std::span<std::string> messages = {});
+  // read_many into memory: extent i's bytes go to dsts[i] (bytes[i] of them; short only at end of file).
+  // With `once` (the caller reads these bytes once: a data loader's epoch), a page that lies whole inside
+  // its extent and is neither cached nor being loaded is decoded straight into dsts[i] and not cached,
+  // which saves a copy and the page's allocation. After an error, dsts[i] holds unspecified bytes.
+  void read_many_into(std::span<const Extent> extents, std::span<uint8_t* const> dsts,
+                      std::span<size_t> bytes, std::span<int> errors, std::span<std::string> messages,
+                      bool once);
   // Fetches the stored bytes of page entries (no cache, no decode: device reads decode them elsewhere)
   // and checks each one's stored-bytes checksum.
   void fetch_stored(std::span<const uint64_t> entries, StoredPages& out);
@@ -120,6 +127,9 @@ class ReadEngine {
     uint64_t entry;
     uint64_t index;  // logical page of `ino`, for messages
     LoadedPage result;
+    // read_many_into: where the whole decoded page goes, bypassing the cache (result.page stays null
+    // when it lands there); null: through the cache.
+    uint8_t* direct = nullptr;
   };
   // Resolves every want: cache hit, wait for the request loading it, or load it here. With `ahead`
   // (readahead) pages cached or in flight are skipped, never waited for.
@@ -138,6 +148,12 @@ class ReadEngine {
   // Slices of one extent from its resolved wants; 0 or EIO (with `message` set).
   int slices_of(const Extent& x, std::span<const PageRef> refs, std::span<const Want> wants,
                 std::vector<Slice>& out, std::string& message);
+  // read_many, and read_many_into's pages: `direct` empty, or per extent where its bytes go (whole pages
+  // are then decoded there, their slices' data null).
+  void read_wants(std::span<const Extent> extents, std::span<std::vector<Slice>> out, std::span<int> errors,
+                  std::span<std::string> messages, std::span<uint8_t* const> direct);
+  // Sets Want::direct for the wants of extent `x` whose decoded page is exactly its bytes there.
+  void mark_direct(const Extent& x, std::span<const PageRef> refs, std::span<Want> wants, uint8_t* dst) const;
   void hint_following(const FetchPlan& plan) const;
   // Remote sources: has the source read the stretch after a walk through the image (ImagePrefetch).
   // [start, end): the stored bytes a load needed.
