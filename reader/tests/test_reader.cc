@@ -60,6 +60,8 @@ class ReaderTest : public ::testing::Test {
     test::write_text_file(*dir_ / "src/multi", 5 * 65536 + 1234, 7);
     fs::copy_file(*dir_ / "src/multi", *dir_ / "src/multi-copy");
     ASSERT_EQ(test::run_mkfs({"-q", *dir_ / "src", *dir_ / "img"}).code, 0);
+    // Every file's last partial page a page of its own, as a dataset's image is made.
+    ASSERT_EQ(test::run_mkfs({"-q", "--tail-pack-limit", "0", *dir_ / "src", *dir_ / "img-nopack"}).code, 0);
   }
   static void TearDownTestSuite() { delete dir_; }
 
@@ -571,6 +573,28 @@ TEST_F(ReaderTest, DeviceReadsThroughADecodingDevice) {
   testing::set_device_memory(*r, engine::make_standin_device_memory(true));
   expect_device_reads_match(*r);
   EXPECT_GT(r->counters().at("pages_decoded_gpu"), 0u);
+}
+
+// An image without tail packs: each file's last partial page is a page shorter than the page size,
+// read whole into the destination by device reads and by Access::kOnce batches alike.
+TEST_F(ReaderTest, ShortLastPagesOfAnImageWithoutTailPacks) {
+  auto r = open(*dir_ / "img-nopack");
+  for (const Access access : {Access::kNormal, Access::kOnce}) {
+    for (const std::string& f : regular_files()) {
+      const FileStat st = r->stat("/" + f);
+      if (st.size >= (64u << 20)) continue;
+      Bytes got(st.size);
+      ReadRequest q;
+      q.ino = st.ino;
+      q.length = got.size();
+      q.dst = got.data();
+      r->read_batch({&q, 1}, access);
+      ASSERT_EQ(q.error, 0) << q.message;
+      EXPECT_EQ(got, slurp(*dir_ / ("src/" + f))) << f;
+    }
+  }
+  testing::set_device_memory(*r, engine::make_standin_device_memory(true));
+  expect_device_reads_match(*r);
 }
 
 // A signed image read with its key: device reads match host reads, and a page whose stored bytes differ

@@ -96,6 +96,18 @@ TEST_F(BaseImages, CopiedBuildReadsLikeAFullBuildAndReusesWhatDidNotChange) {
   (void)full;
 }
 
+// Without tail packs on both sides, a file's short last page is a page like the others: found in the
+// base by its content, its renamed copy included, and reused.
+TEST_F(BaseImages, ShortLastPagesAreReusedWithoutTailPacks) {
+  ASSERT_EQ(run_mkfs({"-q", "--tail-pack-limit", "0", dir_ / "src", dir_ / "v1-nopack.gdfs"}).code, 0);
+  const auto copy = build({"--tail-pack-limit", "0", "--base", dir_ / "v1-nopack.gdfs", dir_ / "src2",
+                           dir_ / "copy-nopack.gdfs"});
+  expect_reads_as(dir_ / "copy-nopack.gdfs", dir_ / "src2");
+  // The 298 small files still there (renamed one included) and big1's and big2's unchanged full pages.
+  EXPECT_GE(copy["base"]["reused_pages"].get<uint64_t>(), 298u + 20u);
+  EXPECT_EQ(copy["base"]["tails"].get<uint64_t>(), 0u);
+}
+
 TEST_F(BaseImages, LayeredImageHoldsOnlyNewPagesAndReadsTheSame) {
   build({"--base", dir_ / "v1.gdfs", "--layered", dir_ / "src2", dir_ / "v2.gdfs"});
   expect_reads_as(dir_ / "v2.gdfs", dir_ / "src2");
