@@ -42,7 +42,6 @@ Base::Base(const Options& o) : o_(o) {
                     " bytes, not " + std::to_string(o.page_size) + " (give --page-size " +
                     std::to_string(image_->page_size()) + ")");
   index_pages();
-  index_tails(std::max(1u, o.threads));
 }
 
 void Base::index_pages() {
@@ -95,7 +94,22 @@ uint32_t Base::page_candidate(const std::vector<uint8_t>& raw) const {
   return it == pages_.end() ? format::kNone : it->second;
 }
 
-std::optional<Base::Tail> Base::tail_candidate(const std::vector<uint8_t>& tail) const {
+// The path first: an update mostly keeps its files where they were, and OLD's file there needs no
+// decoding to be named (only to be compared, which a worker does once per pack). Decoding every pack of
+// OLD to index its tails by content took about a fifth of a rebuild's CPU time on the Linux tree
+// (bench/results/2026-11-26-update-floor-vm.txt).
+std::optional<Base::Tail> Base::tail_candidate(const std::string& path, const std::vector<uint8_t>& tail) {
+  const Image& img = *image_;
+  if (const uint32_t ino = img.resolve(path); ino && img.type(ino) == format::kTypeReg) {
+    const format::Inode& in = img.inode(ino);
+    if (in.tail_entry == format::kNone || img.page_ref(ino, img.logical_pages(ino) - 1).length != tail.size())
+      return std::nullopt;
+    return Tail{in.tail_entry, in.tail_offset};  // validated at open: inside its tail pack
+  }
+  if (!indexed_) {
+    index_tails(std::max(1u, o_.threads));
+    indexed_ = true;
+  }
   const auto it = tails_.find(content_key(tail.data(), tail.size()));
   if (it == tails_.end()) return std::nullopt;
   return it->second;

@@ -3,8 +3,9 @@
 // OLD and referred to (FORMAT.md 4.3), so that a reader who has OLD fetches only what is new.
 //
 // Reuse is decided by content, never by name or mtime: a page is a candidate when its checksum32 and
-// length match an entry of OLD, and a tail when its hash128 and length match a tail of OLD; then the
-// bytes decide (OLD's page is read, checked by its own checksums, decoded and compared).
+// length match an entry of OLD; a tail when OLD's file at the same path has a tail of its length, or,
+// for a path OLD does not have (a new or renamed file), when its hash128 and length match a tail of
+// OLD. Then the bytes decide (OLD's page is read, checked by its own checksums, decoded and compared).
 #pragma once
 
 #include <cstdint>
@@ -26,8 +27,8 @@ struct PageJob;
 
 class Base {
  public:
-  // Opens o.base (a path or URL; a layered OLD opens with its own bases) and indexes it, decoding its
-  // tail packs on o.threads threads. Throws MkfsError when OLD does not open or its page size differs.
+  // Opens o.base (a path or URL; a layered OLD opens with its own bases) and indexes its pages. Throws
+  // MkfsError when OLD does not open or its page size differs.
   explicit Base(const Options& o);
 
   const Image& image() const { return *image_; }
@@ -41,12 +42,18 @@ class Base {
 
   // An entry of OLD whose decoded bytes may be these (not a tail pack); kNone if none.
   uint32_t page_candidate(const std::vector<uint8_t>& raw) const;
-  // A tail of OLD whose bytes may be `tail` (same hash128 and length): the tail pack's entry and the
-  // tail's offset. The packer has a worker confirm it (PageJob::tail_checks), or same_tail().
+  // A tail of OLD whose bytes may be `tail`, the last partial page of the file at `path` (relative to
+  // SOURCE): the tail pack's entry and the tail's offset. OLD's file at `path` when it has a tail of that
+  // length; nothing when OLD's file there has another (the file changed); by content (same hash128 and
+  // length) when OLD has no regular file at `path`. The content index decodes every tail pack of OLD
+  // once, so it is made only when the first such path comes, on o.threads threads. The packer has a
+  // worker confirm the bytes (PageJob::tail_checks), or same_tail().
   struct Tail {
     uint32_t entry, offset;
   };
-  std::optional<Tail> tail_candidate(const std::vector<uint8_t>& tail) const;
+  std::optional<Tail> tail_candidate(const std::string& path, const std::vector<uint8_t>& tail);
+  // How many tails of OLD the content index holds (0 when no path needed it).
+  size_t indexed_tails() const { return tails_.size(); }
   // Whether OLD's tail at `t` is `tail`, byte for byte (the packer's thread only).
   bool same_tail(const Tail& t, const std::vector<uint8_t>& tail);
 
@@ -72,8 +79,9 @@ class Base {
 
   const Options& o_;
   std::unique_ptr<Image> image_;
-  std::unordered_map<uint64_t, uint32_t> pages_;  // (ucheck << 17 | usize) -> first such entry
-  std::unordered_map<ContentKey, Tail, ContentKeyHash> tails_;
+  std::unordered_map<uint64_t, uint32_t> pages_;                // (ucheck << 17 | usize) -> first such entry
+  std::unordered_map<ContentKey, Tail, ContentKeyHash> tails_;  // the content index, once made
+  bool indexed_ = false;
 
   static constexpr size_t kPackCache = 64;  // decoded tail packs of OLD kept for confirming tails
   struct CachedPack {

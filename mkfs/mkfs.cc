@@ -198,6 +198,7 @@ Summary make_image(const Options& o, Diag& diag, Progress& progress) {
   s.image_bytes = sb.image_size + (signature.empty() ? 0 : sb.sig_offset - sb.image_size + sb.sig_size);
   s.metadata_bytes = sb.meta_size;
   s.skipped = diag.skipped();
+  if (base) s.base_indexed_tails = base->indexed_tails();
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return s;
 }

@@ -69,7 +69,8 @@ void print_json(const Summary& s, std::ostream& out) {
        {{"reused_pages", s.reused_pages},
         {"reused_bytes", s.reused_bytes},
         {"reused_stored_bytes", s.reused_stored_bytes},
-        {"tails", s.base_tails}}},
+        {"tails", s.base_tails},
+        {"indexed_tails", s.base_indexed_tails}}},
       {"seconds", s.seconds},
       {"mb_per_s", s.mb_per_s()},
   };

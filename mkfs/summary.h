@@ -20,7 +20,8 @@ struct Summary {
   uint64_t deduped_pages = 0, dedup_bytes = 0, dedup_stored_bytes = 0;
   uint64_t tails = 0, tail_packs = 0, tail_bytes = 0, tail_dedupe_hits = 0;
   uint64_t reused_pages = 0, reused_bytes = 0, reused_stored_bytes = 0;  // --base: entries of OLD reused
-  uint64_t base_tails = 0;  // --base: file tails found in OLD's tail packs
+  uint64_t base_tails = 0;          // --base: file tails found in OLD's tail packs
+  uint64_t base_indexed_tails = 0;  // --base: OLD's tails indexed by content (0: every path was OLD's)
   uint64_t metadata_bytes = 0;
   double seconds = 0;
 

@@ -96,6 +96,22 @@ TEST_F(BaseImages, CopiedBuildReadsLikeAFullBuildAndReusesWhatDidNotChange) {
   (void)full;
 }
 
+// Tails are looked for at their own path in OLD first; OLD's tails are indexed by content (every tail
+// pack decoded) only when a path OLD does not have comes, and a renamed file is still found that way.
+TEST_F(BaseImages, TailsAreFoundByPathFirstAndByContentOnlyForNewPaths) {
+  fs::copy(dir_ / "src", dir_ / "edited", fs::copy_options::recursive);
+  write_text_file(dir_ / "edited/a/f3.txt", 5000, 99);  // an edit: another length
+  const auto same_paths = build({"--base", dir_ / "v1.gdfs", dir_ / "edited", dir_ / "edited.gdfs"});
+  expect_reads_as(dir_ / "edited.gdfs", dir_ / "edited");
+  EXPECT_EQ(same_paths["base"]["indexed_tails"].get<uint64_t>(), 0u);
+  EXPECT_GE(same_paths["base"]["tails"].get<uint64_t>(), 299u);
+  fs::rename(dir_ / "edited/b", dir_ / "edited/b-moved");  // 100 files at new paths, same bytes
+  const auto moved = build({"--base", dir_ / "v1.gdfs", dir_ / "edited", dir_ / "moved.gdfs"});
+  expect_reads_as(dir_ / "moved.gdfs", dir_ / "edited");
+  EXPECT_GE(moved["base"]["indexed_tails"].get<uint64_t>(), 300u);
+  EXPECT_GE(moved["base"]["tails"].get<uint64_t>(), 299u);
+}
+
 // Without tail packs on both sides, a file's short last page is a page like the others: found in the
 // base by its content, its renamed copy included, and reused.
 TEST_F(BaseImages, ShortLastPagesAreReusedWithoutTailPacks) {
