@@ -165,7 +165,7 @@ class Packer {
   }
 
   void begin_file(const ScanNode& n) {
-    file_path_ = &n.path;
+    file_path_ = n.path;
     file_codec_ = page::codec_for(o_.codec_rules, n.path, o_.codec);
     file_runs_ = r_.runs.size();
     file_holes_ = 0;
@@ -460,7 +460,7 @@ class Packer {
   // match makes the worker store the pack again, patched with the new bytes (pipeline.h). A pack whose
   // job already left is checked here, on its own.
   bool reuse_tail(FileData& f, const std::vector<uint8_t>& tail) {
-    const std::optional<Base::Tail> hit = base_->tail_candidate(*file_path_, tail);
+    const std::optional<Base::Tail> hit = base_->tail_candidate(file_path_, tail);
     if (!hit) return false;
     const auto [it, fresh] =
         base_packs_.try_emplace(hit->entry, static_cast<uint32_t>(base_pack_entries_.size()));
@@ -524,9 +524,9 @@ class Packer {
 
   std::unique_ptr<PageJob> spare_ = std::make_unique<PageJob>();  // the page being read
   page::CodecChoice file_codec_ = page::CodecChoice::kGDeflate;   // the current file's codec
-  const std::string* file_path_ = nullptr;  // the current file's path relative to SOURCE (--base)
-  size_t file_runs_ = 0;                    // the current file's first HoleRun
-  uint32_t file_holes_ = 0;                 // the current file's hole pages so far
+  std::string file_path_;    // the current file's path relative to SOURCE (--base)
+  size_t file_runs_ = 0;     // the current file's first HoleRun
+  uint32_t file_holes_ = 0;  // the current file's hole pages so far
   std::unordered_map<ContentKey, uint32_t, ContentKeyHash> pages_;  // first entry with these contents
 
   std::vector<uint8_t> pack_;           // the current tail pack

@@ -221,25 +221,33 @@ int gdfs_read(gdfs_reader* reader, uint32_t ino, uint64_t offset, size_t length,
   });
 }
 
-int gdfs_read_batch(gdfs_reader* reader, gdfs_request* requests, size_t n) {
-  return gdfs_read_batch_access(reader, requests, n, GDFS_ACCESS_NORMAL);
-}
+namespace {
 
-int gdfs_read_batch_access(gdfs_reader* reader, gdfs_request* requests, size_t n, int access) {
-  if (!reader) return null_argument("gdfs_read_batch_access", "reader");
-  if (!requests && n) return null_argument("gdfs_read_batch_access", "requests");
-  if (access != GDFS_ACCESS_NORMAL && access != GDFS_ACCESS_ONCE)
-    return fail(EINVAL, "gdfs_read_batch_access: access is " + std::to_string(access) +
-                            ", not GDFS_ACCESS_NORMAL or GDFS_ACCESS_ONCE");
+int read_batch(const char* call, gdfs_reader* reader, gdfs_request* requests, size_t n, gdfs::Access access) {
+  if (!reader) return null_argument(call, "reader");
+  if (!requests && n) return null_argument(call, "requests");
   return guard([&] {
     std::vector<gdfs::ReadRequest> reqs = to_requests(requests, n);
     for (size_t i = 0; i < n; ++i) {
-      if (!reqs[i].dst && reqs[i].length) return null_argument("gdfs_read_batch", "a request's dst");
+      if (!reqs[i].dst && reqs[i].length) return null_argument(call, "a request's dst");
     }
-    reader->reader->read_batch(reqs,
-                               access == GDFS_ACCESS_ONCE ? gdfs::Access::kOnce : gdfs::Access::kNormal);
+    reader->reader->read_batch(reqs, access);
     return from_requests(*reader->reader, reqs, requests);
   });
+}
+
+}  // namespace
+
+int gdfs_read_batch(gdfs_reader* reader, gdfs_request* requests, size_t n) {
+  return read_batch("gdfs_read_batch", reader, requests, n, gdfs::Access::kNormal);
+}
+
+int gdfs_read_batch_access(gdfs_reader* reader, gdfs_request* requests, size_t n, int access) {
+  if (access != GDFS_ACCESS_NORMAL && access != GDFS_ACCESS_ONCE)
+    return fail(EINVAL, "gdfs_read_batch_access: access is " + std::to_string(access) +
+                            ", not GDFS_ACCESS_NORMAL or GDFS_ACCESS_ONCE");
+  return read_batch("gdfs_read_batch_access", reader, requests, n,
+                    access == GDFS_ACCESS_ONCE ? gdfs::Access::kOnce : gdfs::Access::kNormal);
 }
 
 int gdfs_read_device(gdfs_reader* reader, uint32_t ino, uint64_t offset, size_t length, void* dst,

@@ -117,9 +117,6 @@ struct DirEntry {
   uint32_t mode = 0;
 };
 
-// One range of a batch read. `dst` receives up to `length` bytes (host memory for read_batch, device
-// memory for read_batch_device). The call sets `bytes` (short only at end of file) and `error` (0 or
-// an errno); with an error, `message` says which image, path, inode and page.
 // How the bytes of a batch read will be used (as posix_fadvise's NORMAL and NOREUSE).
 enum class Access {
   kNormal,  // decoded pages stay in the cache for later reads
@@ -129,6 +126,9 @@ enum class Access {
   kOnce,
 };
 
+// One range of a batch read. `dst` receives up to `length` bytes (host memory for read_batch, device
+// memory for read_batch_device). The call sets `bytes` (short only at end of file) and `error` (0 or
+// an errno); with an error, `message` says which image, path, inode and page.
 struct ReadRequest {
   uint32_t ino = 0;
   uint64_t offset = 0;
