@@ -1,6 +1,7 @@
 #include "decode_table.h"
 
 #include <array>
+#include <cstring>
 
 #include "gdfs/deflate64.h"
 
@@ -59,12 +60,9 @@ bool build_decode_table(const uint8_t* lens, unsigned n, const uint32_t* sym_ent
     if (left < 0) return false;  // over-subscribed
     used += count[len];
   }
+  // The accepted incomplete codes leave code words unused; they decode to kEntryBad (below).
+  if (left != 0 && !(used == 0 || (used == 1 && count[1] == 1))) return false;  // incomplete
   const unsigned main_size = 1u << table_bits;
-  if (left != 0) {
-    if (!(used == 0 || (used == 1 && count[1] == 1))) return false;  // incomplete
-    // The accepted incomplete codes leave code words unused; a complete code fills every entry.
-    for (unsigned i = 0; i < main_size; ++i) table[i] = make_entry(0, 0, kEntryBad);
-  }
 
   // Canonical codes, bit-reversed because lanes are consumed LSB-first.
   std::array<unsigned, 16> next{};
@@ -73,20 +71,38 @@ bool build_decode_table(const uint8_t* lens, unsigned n, const uint32_t* sym_ent
     code = (code + count[len - 1]) << 1;
     next[len] = code;
   }
-  std::array<uint16_t, 288> long_syms;  // codes longer than the main table, which need subtables
-  unsigned nlong = 0;
   std::array<uint16_t, 288> rev;
+  std::array<uint16_t, 288> by_len;  // the symbols sorted by code length (stable), from `start`
+  std::array<unsigned, 17> start{};
+  for (unsigned len = 1; len <= max_len; ++len) start[len + 1] = start[len] + count[len];
+  std::array<unsigned, 17> fill = start;
   for (unsigned s = 0; s < n; ++s) {
     const unsigned len = lens[s];
     if (!len) continue;
     rev[s] = static_cast<uint16_t>(reverse_bits(next[len]++, len));
-    if (len > table_bits) {
-      long_syms[nlong++] = static_cast<uint16_t>(s);
-      continue;
-    }
-    const uint32_t e = sym_entry[s] | len;
-    for (unsigned i = rev[s]; i < main_size; i += 1u << len) table[i] = e;
+    by_len[fill[len]++] = static_cast<uint16_t>(s);
   }
+
+  // The main table grows by doubling: at size 2^len it holds every code of at most len bits at its
+  // reversed code, and each doubling repeats it, which is where a shorter code's entries belong in the
+  // larger table. Every entry is then written once by a store or a block copy, instead of once per
+  // code in a loop whose length depends on the code. Slots that no code of at most len bits covers
+  // start as kEntryBad: longer codes overwrite them, and in the accepted incomplete codes they stay.
+  table[0] = table[1] = make_entry(0, 0, kEntryBad);
+  unsigned size = 2;
+  for (unsigned len = 1; len <= table_bits; ++len) {
+    if (len > 1) {
+      std::memcpy(table + size, table, size * sizeof(uint32_t));
+      size *= 2;
+    }
+    for (unsigned k = start[len]; k < start[len + 1]; ++k) {
+      const unsigned s = by_len[k];
+      table[rev[s]] = sym_entry[s] | len;
+    }
+  }
+  std::array<uint16_t, 288> long_syms;  // codes longer than the main table, which need subtables
+  unsigned nlong = 0;
+  for (unsigned k = start[table_bits + 1]; k < start[max_len + 1]; ++k) long_syms[nlong++] = by_len[k];
   if (!nlong) return true;
 
   // A subtable per main-table prefix, wide enough for the longest code that shares the prefix. The

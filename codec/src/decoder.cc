@@ -27,7 +27,7 @@ struct Decompressor::Impl {
   std::array<uint32_t, kTablesSize> dynamic_tables;  // litlen, then distance (decoder_rounds.h)
   std::array<uint32_t, kTablesSize> fixed_tables;
   std::array<uint32_t, kPrecodeTableSize> precode;
-  std::array<uint8_t, kMaxPageBytes + kOutputSlack> scratch;  // SIMD output, with room for wide stores
+  std::array<uint8_t, kMaxPageBytes + kOutputSlack> scratch;  // AVX-512 output, with room for wide stores
   DecodePath path;
   const SimdRounds* simd;  // the path's SIMD loops; null on the scalar path
 
@@ -187,7 +187,8 @@ PageStatus Decompressor::Impl::huffman_block(LaneReader& r, Output& o, const uin
   }
   // Lanes before the end-of-block lane that decoded a length in its round get one more round.
   for (uint32_t p = m.pending; p; p &= p - 1) {
-    if (PageStatus s = finish_match(r, o, m, tables + kLitlenTableSize, __builtin_ctz(p)); s != PageStatus::kOk)
+    if (PageStatus s = finish_match(r, o, m, tables + kLitlenTableSize, __builtin_ctz(p));
+        s != PageStatus::kOk)
       return s;
   }
   return r.overrun ? PageStatus::kBadData : PageStatus::kOk;
@@ -226,9 +227,9 @@ PageStatus Decompressor::Impl::decode(const uint8_t* in, size_t in_size, uint8_t
   if (in_size % 4 != 0 || in_size < 4 * kLanes) return PageStatus::kBadData;
   LaneReader r;
   r.init(in, in_size / 4);
-  // The SIMD paths store whole vectors past the bytes they produce, so they decode into our scratch
-  // page, which has slack; the scalar path writes exactly and decodes in place.
-  const bool wide = path != DecodePath::kScalar;
+  // The AVX-512 path stores whole vectors past the bytes it produces, so it decodes into our scratch
+  // page, which has slack; the AVX2 and scalar paths write exactly and decode in place.
+  const bool wide = path == DecodePath::kAvx512;
   Output o{wide ? scratch.data() : out, out_size, 0};
   const PageStatus s = decode_blocks(r, o);
   if (s == PageStatus::kOk && wide && out_size)

@@ -1,5 +1,6 @@
 // build_code_lengths / build_canonical_codes: complete, length-limited, optimal when the limit does not
-// bind, deterministic; canonical codes are prefix-free and fill the code space exactly once.
+// bind, deterministic; canonical codes are prefix-free and fill the code space exactly once. The decoder's
+// build_decode_table agrees with the encoder's canonical codes on every 15-bit input.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "decode_table.h"
 #include "huffman.h"
 
 namespace gdfs::gdeflate {
@@ -228,6 +230,58 @@ TEST(Huffman, CanonicalCodesMatchRfc1951Example) {
     EXPECT_EQ(codes[s], rev) << "symbol " << s;
   }
   EXPECT_EQ(codes_for({0, 1, 1})[0], 0) << "unused symbols get code 0";
+}
+
+// Decodes the next symbol of `bits` (LSB first) the way the CPU decoder does: main entry, then subtable.
+uint32_t table_lookup(const std::vector<uint32_t>& t, unsigned table_bits, uint32_t bits) {
+  uint32_t e = t[bits & ((1u << table_bits) - 1)];
+  if (e & kEntryLong) e = t[entry_value(e) + ((bits >> table_bits) & ((1u << entry_extra(e)) - 1))];
+  return e;
+}
+
+// Every 15-bit input decodes to the symbol whose encoder code is its prefix, with that code's length;
+// inputs no code is a prefix of decode to kEntryBad.
+void check_table_against_codes(const Lens& lens, unsigned table_bits) {
+  const unsigned n = static_cast<unsigned>(lens.size());
+  std::vector<uint32_t> sym(n);
+  for (unsigned s = 0; s < n; ++s) sym[s] = make_entry(s, 0, 0);
+  std::vector<uint32_t> table((1u << table_bits) + n * (1u << (15 - table_bits)), 0xDEADBEEF);
+  ASSERT_TRUE(build_decode_table(lens.data(), n, sym.data(), table_bits, 15, table.data()));
+  const std::vector<uint16_t> codes = codes_for(lens);
+  for (uint32_t x = 0; x < (1u << 15); ++x) {
+    unsigned want = n;
+    for (unsigned s = 0; s < n && want == n; ++s)
+      if (lens[s] && (x & ((1u << lens[s]) - 1)) == codes[s]) want = s;
+    const uint32_t e = table_lookup(table, table_bits, x);
+    if (want == n) {
+      ASSERT_TRUE(e & kEntryBad) << "input " << x;
+      continue;
+    }
+    ASSERT_FALSE(e & kEntrySpecial) << "input " << x;
+    ASSERT_EQ(entry_value(e), want) << "input " << x;
+    ASSERT_EQ(entry_codelen(e), lens[want]) << "input " << x;
+  }
+}
+
+TEST(Huffman, DecodeTablesAgreeWithCanonicalCodes) {
+  std::mt19937 rng(7);
+  for (unsigned table_bits : {7u, 8u, 11u}) {
+    for (unsigned n : {2u, 19u, 32u, 288u}) {
+      for (int iter = 0; iter < 3; ++iter) {
+        Freqs f = random_freqs(rng, n, 0.3, 5000);
+        f[0] = f[1] = 1;
+        check_table_against_codes(lengths(f, 15), table_bits);
+      }
+    }
+    check_table_against_codes(lengths(fibonacci(40, 0), 15), table_bits);  // codes up to 15 bits
+  }
+  // The incomplete codes DEFLATE accepts: one code of length 1 (the other word is unused), none at all.
+  check_table_against_codes({0, 1, 0}, 8);
+  check_table_against_codes({0, 0, 0}, 8);
+  // Other incomplete codes and over-subscribed ones are refused.
+  std::vector<uint32_t> table(1u << 16), sym(4, 0);
+  EXPECT_FALSE(build_decode_table(Lens{1, 2, 0, 0}.data(), 4, sym.data(), 8, 15, table.data()));
+  EXPECT_FALSE(build_decode_table(Lens{1, 1, 1, 0}.data(), 4, sym.data(), 8, 15, table.data()));
 }
 
 }  // namespace
