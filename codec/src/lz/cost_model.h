@@ -21,6 +21,7 @@ class CostModel {
 
   uint32_t literal(uint8_t b) const { return lit_[b]; }
   uint32_t length(uint32_t len) const { return len_[len < kLongestPriced ? len : kLongestPriced]; }
+  const uint32_t* lengths() const { return len_; }  // length(len) for len <= kLongestPriced
   // Cost of the distance slot, extra bits included. Inline: the minimum-cost path asks once per match
   // at every position, so a call would be a visible share of the highest levels' time.
   uint32_t distance(uint32_t dist) const { return dist_[dist_symbol(dist)]; }

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <vector>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "../block_split.h"
 #include "bt_matchfinder.h"
@@ -13,6 +16,23 @@
 
 namespace gdfs::gdeflate::lz {
 namespace {
+
+// Whether any of four lengths, priced dcost + len_cost[j] + to_end[j], costs less than `best`. The
+// minimum-cost path tries every length of every match, and most lengths beat nothing, so four are
+// ruled out at once and only a group with a cheaper one is walked length by length, in order, which
+// keeps the path (and the output) exactly what the one-at-a-time loop chooses. Costs stay below 2^31.
+inline bool any_cheaper4(const uint32_t* len_cost, const uint32_t* to_end, uint32_t dcost, uint32_t best) {
+#if defined(__SSE2__)
+  const __m128i c = _mm_add_epi32(_mm_add_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(len_cost)),
+                                                _mm_loadu_si128(reinterpret_cast<const __m128i*>(to_end))),
+                                  _mm_set1_epi32(static_cast<int>(dcost)));
+  return _mm_movemask_epi8(_mm_cmpgt_epi32(_mm_set1_epi32(static_cast<int>(best)), c)) != 0;
+#else
+  bool any = false;
+  for (int j = 0; j < 4; ++j) any |= dcost + len_cost[j] + to_end[j] < best;
+  return any;
+#endif
+}
 
 class NearOptimalParser final : public Parser {
  public:
@@ -116,13 +136,18 @@ class NearOptimalParser final : public Parser {
       for (uint32_t k = a; k < b; ++k) {
         const uint32_t dist = near_[k - a];
         const uint32_t dcost = model.distance(dist);
-        for (; len <= cache_[k].len; ++len) {
-          const uint32_t c = dcost + model.length(len) + cost_[i + len];
+        const auto consider = [&](uint32_t l) {
+          const uint32_t c = dcost + model.length(l) + cost_[i + l];
           if (c < best) {
             best = c;
-            pick = Token::match(len, dist);
+            pick = Token::match(l, dist);
           }
-        }
+        };
+        const uint32_t end = cache_[k].len;
+        for (const uint32_t v_end = min_u32(end, CostModel::kLongestPriced); len + 3 <= v_end; len += 4)
+          if (any_cheaper4(model.lengths() + len, &cost_[i + len], dcost, best))
+            for (uint32_t l = len; l < len + 4; ++l) consider(l);
+        for (; len <= end; ++len) consider(len);
       }
       cost_[i] = best;
       choice_[i] = pick;
