@@ -37,7 +37,7 @@ inline bool any_cheaper4(const uint32_t* len_cost, const uint32_t* to_end, uint3
 class NearOptimalParser final : public Parser {
  public:
   explicit NearOptimalParser(const OptParams& p)
-      : p_(p), first_(65537), cost_(65537), choice_(65536), cache_(65536 * 4), near_(p.depth + 2) {}
+      : p_(p), first_(65537), cost_(65537), choice_(65536), cache_(65536 * 4), merged_(p.depth + 2) {}
 
   TokenSpan parse(const uint8_t* in, size_t n) override {
     const uint32_t n32 = static_cast<uint32_t>(n);
@@ -81,6 +81,30 @@ class NearOptimalParser final : public Parser {
       }
     }
     first_[n] = used;
+    merge_by_nearest(n);
+  }
+
+  // What the minimum-cost path needs of a position's matches does not change between passes: a length
+  // is served by the nearest match at least that long, so each match's distance becomes the nearest
+  // distance among it and the longer ones, and neighbours that then share a distance become one entry
+  // (the longest). Every pass then walks fewer entries with the same (length, distance) candidates in
+  // the same order. The last entry keeps the position's longest match and its own distance.
+  void merge_by_nearest(uint32_t n) {
+    uint32_t out = 0;
+    for (uint32_t pos = 0; pos < n; ++pos) {
+      const uint32_t a = first_[pos], b = first_[pos + 1];
+      first_[pos] = out;
+      size_t kept = 0;  // merged_[0..kept): longest first
+      uint32_t near = UINT32_MAX;
+      for (uint32_t k = b; k-- > a;) {
+        near = cache_[k].dist < near ? cache_[k].dist : near;
+        if (kept && merged_[kept - 1].dist == near) continue;  // a shorter match, same distance
+        merged_[kept++] = Match{cache_[k].len, near};
+      }
+      // out <= a: the position's entries were read before any of them is overwritten.
+      while (kept) cache_[out++] = merged_[--kept];
+    }
+    first_[n] = out;
   }
 
   Token* greedy_tokens(const uint8_t* in, uint32_t n) {
@@ -126,15 +150,11 @@ class NearOptimalParser final : public Parser {
       uint32_t best = cost_[i + 1] + model.literal(in[i]);
       Token pick = Token::literal(in[i]);
       // A length can be served by any match at least that long; the nearest one's distance is the
-      // cheapest. Lists run from short to long, so take the minimum over each match's successors.
+      // cheapest, and merge_by_nearest() gave each entry that distance.
       const uint32_t a = first_[i], b = first_[i + 1];
-      for (uint32_t k = b, near = UINT32_MAX; k-- > a;) {
-        near = cache_[k].dist < near ? cache_[k].dist : near;
-        near_[k - a] = near;
-      }
       uint32_t len = kMinMatch;
       for (uint32_t k = a; k < b; ++k) {
-        const uint32_t dist = near_[k - a];
+        const uint32_t dist = cache_[k].dist;
         const uint32_t dcost = model.distance(dist);
         const auto consider = [&](uint32_t l) {
           const uint32_t c = dcost + model.length(l) + cost_[i + l];
@@ -173,7 +193,7 @@ class NearOptimalParser final : public Parser {
   std::vector<uint32_t> cost_;
   std::vector<Token> choice_;
   std::vector<Match> cache_;
-  std::vector<uint32_t> near_;  // one position's suffix-minimum distances
+  std::vector<Match> merged_;  // one position's matches in merge_by_nearest()
   TokenBuf buf_;
 };
 
