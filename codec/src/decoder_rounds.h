@@ -51,23 +51,25 @@ inline void move_bytes(uint8_t* dst, const uint8_t* src) {
   std::memcpy(dst, w, N);
 }
 
+// N <= len <= 2N bytes as the first N and the last N, which may overlap.
+template <size_t N>
+inline void move_ends(uint8_t* dst, const uint8_t* src, uint32_t len) {
+  uint8_t a[N], b[N];
+  std::memcpy(a, src, N);
+  std::memcpy(b, src + len - N, N);
+  std::memcpy(dst, a, N);
+  std::memcpy(dst + len - N, b, N);
+}
+
 // Source and destination do not overlap (dist >= len).
 inline void copy_disjoint(uint8_t* dst, const uint8_t* src, uint32_t len) {
   if (len >= 16) {
     for (uint32_t i = 0; i + 16 < len; i += 16) move_bytes<16>(dst + i, src + i);
     move_bytes<16>(dst + len - 16, src + len - 16);
   } else if (len >= 8) {
-    uint64_t a, b;
-    std::memcpy(&a, src, 8);
-    std::memcpy(&b, src + len - 8, 8);
-    std::memcpy(dst, &a, 8);
-    std::memcpy(dst + len - 8, &b, 8);
+    move_ends<8>(dst, src, len);
   } else if (len >= 4) {
-    uint32_t a, b;
-    std::memcpy(&a, src, 4);
-    std::memcpy(&b, src + len - 4, 4);
-    std::memcpy(dst, &a, 4);
-    std::memcpy(dst + len - 4, &b, 4);
+    move_ends<4>(dst, src, len);
   } else {
     for (uint32_t i = 0; i < len; ++i) dst[i] = src[i];
   }
