@@ -1,5 +1,14 @@
 # Shared helpers for scripts/*: sourced, not run.
 
+# The raw-output file of a benchmark: ROOT/bench/results/DATE-NAME-HOST.txt (HOST: this machine's short
+# name unless given), or, when that file exists, the same name with the time added, so that a second run
+# on the same day never writes over a kept result. Usage: out=${OUT:-$(result_file "$root" NAME [HOST])}
+result_file() {
+  local f="$1/bench/results/$(date -u +%F)-$2-${3:-$(hostname -s)}.txt"
+  [ ! -e "$f" ] || f=${f%.txt}-$(date -u +%H%M).txt
+  echo "$f"
+}
+
 # Installs the Debian packages in "$@" that are missing (apt-get update first, once).
 ensure_packages() {
   local missing=()
