@@ -2,6 +2,7 @@
 // against the source: the whole edge-case tree, random reads, 16 concurrent readers, io_uring off,
 // a corrupt page, bad images, unmounting by every route, and the mount helper. Skips, with the reason,
 // where FUSE mounts are impossible.
+#include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -13,6 +14,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -314,18 +316,20 @@ TEST_F(Fuse, WritesAreRefusedReadOnly) {
 
 // data.img with one byte damaged in the middle of page 1 of /text. Page data is outside the metadata
 // checksum, so the image mounts; the page's own checksums catch it.
-std::string write_bad_image(const std::string& dir) {
+// data.img with one byte of `path`'s page `page` flipped, as IMAGE_NAME in `dir`.
+std::string write_bad_image(const std::string& dir, const std::string& path = "/text", uint64_t page = 1,
+                            const std::string& image_name = "bad.img") {
   Bytes img = read_bytes(dir + "/data.img");
   uint64_t at = 0;
   {
     auto image = Image::open(dir + "/data.img");
-    const PageRef ref = image->page_ref(image->resolve("/text"), 1);
+    const PageRef ref = image->page_ref(image->resolve(path), page);
     const format::PageEntry& e = image->pages()[ref.entry];
     at = e.offset + e.csize / 2;
   }
   img[at] ^= 0x20;
-  write_bytes(dir + "/bad.img", img);
-  return dir + "/bad.img";
+  write_bytes(dir + "/" + image_name, img);
+  return dir + "/" + image_name;
 }
 
 TEST_F(Fuse, CorruptPageGivesEioAndTheRestStillServes) {
@@ -464,6 +468,81 @@ TEST_F(Fuse, StoreAheadNeverPushesADamagedPage) {
   EXPECT_EQ(s3.value("store_ahead_bytes", 0u), page - 4096);
   EXPECT_TRUE(m->alive());
   f.close();
+  EXPECT_EQ(m->unmount(), 0) << m->log();
+}
+
+// Reads every file of directory `rel` whole, in the order readdir lists them (as tar does), pausing
+// `pause_ms` after each so that walk-ahead can keep ahead. Per file: its bytes, or empty with `errors`
+// holding its errno.
+std::vector<std::pair<std::string, Bytes>> walk_dir(const std::string& mnt, const std::string& rel,
+                                                    std::map<std::string, int>& errors, int pause_ms) {
+  std::vector<std::string> names;
+  DIR* d = opendir((mnt + rel).c_str());
+  if (!d) return {};
+  while (const dirent* e = readdir(d))
+    if (e->d_name[0] != '.') names.emplace_back(e->d_name);
+  closedir(d);
+  std::vector<std::pair<std::string, Bytes>> out;
+  for (const std::string& name : names) {
+    const std::string path = rel + "/" + name;
+    Bytes b(70000);
+    const int fd = open((mnt + path).c_str(), O_RDONLY);
+    ssize_t n = fd < 0 ? -1 : read(fd, b.data(), b.size());
+    if (n < 0) errors[path] = errno;
+    if (fd >= 0) close(fd);
+    b.resize(n < 0 ? 0 : size_t(n));
+    out.emplace_back(path, std::move(b));
+    std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+  }
+  return out;
+}
+
+// A walk through a directory of 100 small files: after its first reads, walk-ahead has pushed the next
+// files whole into the kernel's page cache, so most of them never reach the daemon. Off, each does.
+TEST_F(Fuse, WalkAheadServesADirectoryWalkFromTheKernel) {
+  for (const bool on : {true, false}) {
+    auto m = mount(*dir_ / "data.img", on ? "" : "walk_ahead=0");
+    ASSERT_TRUE(m->ok()) << m->error();
+    const nlohmann::json s0 = stats(m->dir());
+    std::map<std::string, int> errors;
+    const auto got = walk_dir(m->dir(), "/small", errors, 5);
+    ASSERT_EQ(got.size(), 100u);
+    EXPECT_TRUE(errors.empty());
+    for (const auto& [path, bytes] : got) EXPECT_EQ(bytes, files_->at(path)) << path;
+    const nlohmann::json s = stats(m->dir());
+    const uint64_t pushed = s.value("walk_ahead_files", 0u) - s0.value("walk_ahead_files", 0u);
+    // Every push is a read through the library too: what reached the daemon as requests is the rest.
+    const uint64_t requests = s.value("reads", 0u) - s0.value("reads", 0u) - pushed;
+    if (on) {
+      EXPECT_GE(pushed, 60u);
+      EXPECT_LE(requests, 40u) << pushed << " pushed";
+      EXPECT_GT(s.value("walk_ahead_bytes", 0u), 0u);
+    } else {
+      EXPECT_EQ(pushed, 0u);
+      EXPECT_EQ(requests, 100u);
+    }
+    EXPECT_EQ(m->unmount(), 0) << m->log();
+  }
+}
+
+// A walk over a damaged tail pack: the files in it are EIO for the walker (never pushed, never wrong
+// bytes), every other file is right, and the daemon goes on serving.
+TEST_F(Fuse, WalkAheadNeverPushesADamagedPage) {
+  auto m = mount(write_bad_image(dir_->path(), "/small/f50", 0, "bad-tail.img"));
+  ASSERT_TRUE(m->ok()) << m->error();
+  std::map<std::string, int> errors;
+  const auto got = walk_dir(m->dir(), "/small", errors, 2);
+  ASSERT_EQ(got.size(), 100u);
+  EXPECT_EQ(errors.count("/small/f50"), 1u);
+  for (const auto& [path, error] : errors) EXPECT_EQ(error, EIO) << path;
+  for (const auto& [path, bytes] : got) {
+    if (!errors.count(path)) {
+      EXPECT_EQ(bytes, files_->at(path)) << path;
+    }
+  }
+  EXPECT_LT(errors.size(), 100u);
+  EXPECT_GT(stats(m->dir()).value("walk_ahead_files", 0u), 0u);
+  EXPECT_TRUE(m->alive());
   EXPECT_EQ(m->unmount(), 0) << m->log();
 }
 

@@ -42,19 +42,22 @@ TEST(Options, TrustedKey) {
   EXPECT_FALSE(parse({"-o", "trusted_key=", "image.gdfs", "/mnt"}, bad));
 }
 
-TEST(Options, StoreAheadAndUring) {
+TEST(Options, StoreAheadWalkAheadAndUring) {
   DaemonOptions on;
   ASSERT_TRUE(parse({"image.gdfs", "/mnt"}, on));
   EXPECT_TRUE(on.store_ahead) << "on by default";
+  EXPECT_TRUE(on.walk_ahead) << "on by default";
   EXPECT_TRUE(on.uring);
   DaemonOptions off;
-  ASSERT_TRUE(parse({"-o", "store_ahead=0,uring=0", "image.gdfs", "/mnt"}, off));
+  ASSERT_TRUE(parse({"-o", "store_ahead=0,uring=0,walk_ahead=0", "image.gdfs", "/mnt"}, off));
   EXPECT_FALSE(off.store_ahead);
+  EXPECT_FALSE(off.walk_ahead);
   EXPECT_FALSE(off.uring);
   DaemonOptions again;
   ASSERT_TRUE(parse({"-o", "store_ahead=0", "-o", "store_ahead=1", "image.gdfs", "/mnt"}, again));
   EXPECT_TRUE(again.store_ahead) << "the last one counts";
-  for (const char* bad : {"store_ahead=2", "store_ahead=", "store_ahead=yes"}) {
+  for (const char* bad :
+       {"store_ahead=2", "store_ahead=", "store_ahead=yes", "walk_ahead=2", "walk_ahead="}) {
     DaemonOptions o;
     EXPECT_FALSE(parse({"-o", bad, "image.gdfs", "/mnt"}, o)) << bad;
   }

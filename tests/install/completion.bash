@@ -109,6 +109,7 @@ expect 'gdfs -o allow_other,dec' allow_other,decoder=
 expect 'gdfs -o cache_size=1G,dec' 1G,decoder=
 expect 'gdfs -o uring=' 0 1
 expect 'gdfs -o store_ahead=' 0 1
+expect 'gdfs -o walk_ahead=' 0 1
 expect 'gdfs -o trus' trusted_key=
 expect 'gdfs -o ro sr' srcdir srcfile
 expect 'gdfs srcfile sr' srcdir

@@ -87,6 +87,12 @@ int counters(const Options& o, std::ostream& out) {
     row("store-ahead skipped", u("store_ahead_skipped"), "(every pushing thread busy)");
     row("store-ahead errors", u("store_ahead_errors"));
   }
+  if (j.contains("walk_ahead_files")) {
+    row("walk-ahead files", u("walk_ahead_files"), "(next files of a walk into the page cache)");
+    row("walk-ahead bytes", u("walk_ahead_bytes"));
+    row("walk-ahead refused", u("walk_ahead_refused"),
+        "(windows the kernel ended: directory not listed yet)");
+  }
   return 0;
 }
 

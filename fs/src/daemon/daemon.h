@@ -11,6 +11,7 @@
 #include <string>
 
 #include "daemon/options.h"
+#include "daemon/walk_push.h"
 #include "gdfs/image.h"
 #include "gdfs/reader.h"
 
@@ -51,14 +52,23 @@ class Daemon {
   bool want_store_ahead(uint32_t ino, uint64_t off, size_t size);
   // Pushes `rest` (of a read of inode `ino` just answered) in whole kernel pages, never past the end.
   void store_ahead(uint32_t ino, const PageRest& rest);
+  // Walk-ahead (walk_push.h): after replying to a read from offset 0, push the files a walk reads next.
+  void walk_ahead(uint32_t ino, uint64_t off) {
+    if (walk_ && off == 0) walk_->on_first_read(ino);
+  }
 
  private:
   std::unique_ptr<Image> image_;  // until start() hands it to the reader
   DaemonOptions opt_;
   std::unique_ptr<Reader> reader_;
 
-  // Pushes bytes [from, to) of the file, which `view` holds from file offset `at`. False on an error.
-  bool push(uint32_t ino, const ReadView& view, uint64_t at, uint64_t from, uint64_t to);
+  // Pushes bytes [from, to) of the file, which `view` holds from file offset `at`, counted as store-ahead
+  // or (`walk`) walk-ahead. 0, or libfuse's error (a negative errno).
+  int push(uint32_t ino, const ReadView& view, uint64_t at, uint64_t from, uint64_t to, bool walk = false);
+  // Walk-ahead pushes files up to one full request (kernel_readahead's 1 MiB) whole: each saves the
+  // walker a round trip. Larger ones take several requests, which the kernel and the reader read ahead.
+  static constexpr uint64_t kWalkMaxFile = 1 << 20;
+  PushOutcome push_file(uint32_t ino);  // walk-ahead's push of one whole file
   fuse_session* store_se_ = nullptr;
   unsigned store_max_busy_ = 0;
   std::atomic<unsigned> store_busy_{0};
@@ -70,6 +80,8 @@ class Daemon {
   };
   std::array<ReadEnd, 1024> read_ends_;
   std::atomic<uint64_t> store_pushes_{0}, store_bytes_{0}, store_skipped_{0}, store_errors_{0};
+  std::atomic<uint64_t> walk_files_{0}, walk_bytes_{0}, walk_refused_{0};
+  std::unique_ptr<WalkPush> walk_;  // last: its thread pushes through the members above
 };
 
 // How far the kernel should read ahead of a sequential reader, for a daemon reading `readahead` ahead:

@@ -219,6 +219,7 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
       d.store_ahead(static_cast<uint32_t>(ino), rest);
       rest.clear();  // hold no page past the cache's bound
     }
+    d.walk_ahead(static_cast<uint32_t>(ino), uint64_t(off));
   });
 }
 

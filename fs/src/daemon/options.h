@@ -22,6 +22,7 @@ struct DaemonOptions {
   bool uring = true;                    // false: read the image with pread even where io_uring works
   unsigned queue_depth = 128;           // io_uring entries per ring
   bool store_ahead = true;              // push the rest of each read's decoded pages into the page cache
+  bool walk_ahead = true;               // push the next small files of a walk into the page cache
   SourceOptions source;                 // remote images: cache_dir=, disk_cache_size=, remote_timeout=,
                                         // ca_file=, s3_addressing= (the warn callback is set by main)
 };
