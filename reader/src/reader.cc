@@ -26,9 +26,9 @@
 namespace gdfs {
 
 namespace {
-// Stored bytes fetched and checked ahead of walks through the image (CheckAhead): a stretch being read
-// and the next, for each of CheckAhead::kWalks walks.
-constexpr uint64_t kCheckAhead = 8 << 20;
+// Stored bytes decoded ahead of a walk through the image at a time (DecodeAhead): about 3 MiB of decoded
+// pages, a few hundred small files.
+constexpr uint64_t kDecodeAhead = 1 << 20;
 constexpr uint64_t kRemoteReadahead = 16ull << 20;  // the least readahead for a remote image (when on)
 }  // namespace
 
@@ -129,7 +129,7 @@ void Reader::Impl::start() {
     eo.max_gap = 64 << 10;
     eo.image_prefetch = eo.readahead_bytes != 0;  // readahead off means no reading ahead of any kind
   }
-  if (eo.readahead_bytes) eo.check_ahead_bytes = kCheckAhead;
+  if (eo.readahead_bytes) eo.decode_ahead_bytes = kDecodeAhead;
   engine::DecodeScheduler& sched = gpu_scheduler ? *gpu_scheduler : *cpu_scheduler;
   engine = std::make_unique<engine::ReadEngine>(*image, *cache, *fetcher, sched, *pool, stats, eo);
 }

@@ -15,7 +15,7 @@
 #include "decode/decode_scheduler.h"
 #include "fetch/fetcher.h"
 #include "gdfs/reader.h"
-#include "read/check_ahead.h"
+#include "read/decode_ahead.h"
 #include "read/read_engine.h"
 #include "tree_util.h"
 
@@ -125,7 +125,7 @@ class Engine : public ::testing::Test {
   // its device; requests under 128 KiB stay on the CPU.
   struct Rig {
     explicit Rig(const std::string& path, uint64_t cache_bytes = 64 << 20, bool uring = true,
-                 uint64_t readahead = 1 << 20, bool gpu = false, uint64_t check_ahead = 0) {
+                 uint64_t readahead = 1 << 20, bool gpu = false, uint64_t decode_ahead = 0) {
       image = Image::open(path);
       cache = std::make_unique<PageCache>(cache_bytes);
       pool = std::make_unique<ThreadPool>(2);
@@ -138,7 +138,7 @@ class Engine : public ::testing::Test {
       if (gpu) gpu_decoder = make_gpu_scheduler(make_cpu_decode_device(), *decoder, stats, go);
       EngineOptions eo;
       eo.readahead_bytes = readahead;
-      eo.check_ahead_bytes = check_ahead;
+      eo.decode_ahead_bytes = decode_ahead;
       engine = std::make_unique<ReadEngine>(*image, *cache, *fetcher, gpu ? *gpu_decoder : *decoder, *pool,
                                             stats, eo);
     }
@@ -317,10 +317,10 @@ TEST_F(Engine, GpuBackendCorruptPageIsEio) {
 }
 
 // A tree walk: many small files and a few large ones, each read whole, in the image's order.
-class CheckAheadWalk : public Engine {  // its Rig, over an image of its own
+class DecodeAheadWalk : public Engine {  // its Rig, over an image of its own
  protected:
   static void SetUpTestSuite() {
-    dir_ = new TempDir("check-ahead");
+    dir_ = new TempDir("decode-ahead");
     for (int i = 0; i < 300; ++i) {
       const std::string sub = "src/d" + std::to_string(i / 40);
       std::filesystem::create_directories(*dir_ / sub);
@@ -337,8 +337,8 @@ class CheckAheadWalk : public Engine {  // its Rig, over an image of its own
       if (image.type(ino) == format::kTypeReg) out.push_back(ino);
     return out;
   }
-  // Reads every file whole, one at a time, letting the pool finish its checks before the next read
-  // (a reader slower than the checks, whatever the machine's load). Returns the files that failed, with
+  // Reads every file whole, one at a time, letting the pool finish its work ahead before the next read
+  // (a reader slower than the pool, whatever the machine's load). Returns the files that failed, with
   // the message of each one's failure.
   static std::map<uint32_t, std::string> walk(Rig& rig) {
     std::map<uint32_t, std::string> failed;
@@ -360,26 +360,29 @@ class CheckAheadWalk : public Engine {  // its Rig, over an image of its own
   }
   static TempDir* dir_;
 };
-TempDir* CheckAheadWalk::dir_ = nullptr;
+TempDir* DecodeAheadWalk::dir_ = nullptr;
 
-TEST_F(CheckAheadWalk, AWalksPagesAreFetchedAndCheckedAheadAndDecodedFromThere) {
-  Rig rig(*dir_ / "img", 64 << 20, true, 256 << 10, false, 8 << 20);
+TEST_F(DecodeAheadWalk, AWalksPagesAreDecodedAheadAndFoundInTheCache) {
+  Rig rig(*dir_ / "img", 64 << 20, true, 256 << 10, false, 1 << 20);
   EXPECT_TRUE(walk(rig).empty());
   const uint64_t decoded = Stats::get(rig.stats.pages_decoded_cpu);
-  const uint64_t used = Stats::get(rig.stats.checked_ahead_used);
-  // All but the walk's first few pages (before it is seen as a walk) come from the checks ahead.
-  EXPECT_GT(used, decoded * 3 / 4) << used << " of " << decoded;
-  EXPECT_LE(used, Stats::get(rig.stats.checked_ahead_pages));
+  const uint64_t ahead = Stats::get(rig.stats.decoded_ahead_pages);
+  // All but the walk's first few pages (before it is seen as a walk) are decoded ahead of it, and its
+  // reads find them cached: every page is decoded once.
+  EXPECT_GT(ahead, decoded * 3 / 4) << ahead << " of " << decoded;
+  EXPECT_LE(ahead, Stats::get(rig.stats.readahead_pages));
+  EXPECT_EQ(decoded, rig.image->pages().size());
+  EXPECT_GT(Stats::get(rig.stats.cache_hits), Stats::get(rig.stats.cache_misses));
   EXPECT_EQ(Stats::get(rig.stats.bad_pages), 0u);
-  // Without it, nothing is checked ahead, and the same bytes come back.
+  // Without it, nothing is decoded ahead of the walk, and the same bytes come back.
   Rig plain(*dir_ / "img", 64 << 20, true, 256 << 10);
   EXPECT_TRUE(walk(plain).empty());
-  EXPECT_EQ(Stats::get(plain.stats.checked_ahead_pages), 0u);
+  EXPECT_EQ(Stats::get(plain.stats.decoded_ahead_pages), 0u);
 }
 
-// A page damaged in the middle of the walk is refused by the check ahead, not kept: the read that needs
-// it fetches it again and fails with EIO, and every other file still reads right.
-TEST_F(CheckAheadWalk, ADamagedPageIsNotKeptAndItsReadFails) {
+// A page damaged in the middle of the walk fails when decoded ahead and is not cached: the read that
+// needs it loads it again and fails with EIO, and every other file still reads right.
+TEST_F(DecodeAheadWalk, ADamagedPageIsNotCachedAndItsReadFails) {
   Bytes img = test::read_bytes(*dir_ / "img");
   uint32_t victim = 0;
   {
@@ -389,19 +392,19 @@ TEST_F(CheckAheadWalk, ADamagedPageIsNotKeptAndItsReadFails) {
     img[image->pages()[image->page_ref(victim, 0).entry].offset + 1] ^= 0x10;
   }
   test::write_bytes(*dir_ / "bad", img);
-  Rig rig(*dir_ / "bad", 64 << 20, true, 256 << 10, false, 8 << 20);
+  Rig rig(*dir_ / "bad", 64 << 20, true, 256 << 10, false, 1 << 20);
   const std::map<uint32_t, std::string> failed = walk(rig);
   ASSERT_TRUE(failed.contains(victim));
   const uint64_t bad_entry = rig.image->page_ref(victim, 0).entry;
   for (const auto& [ino, message] : failed) {
     // Only files sharing the damaged page fail (small files share tail packs)...
     EXPECT_EQ(rig.image->page_ref(ino, rig.image->inode(ino).size / 65536).entry, bad_entry);
-    // ...refused for its stored bytes, before decoding: a page kept ahead unchecked would have been
-    // decoded and failed on its decoded checksum instead.
+    // ...refused for its stored bytes, before decoding.
     EXPECT_NE(message.find("stored-bytes checksum mismatch"), std::string::npos) << message;
   }
-  EXPECT_GT(Stats::get(rig.stats.checked_ahead_used), 0u);
-  EXPECT_GE(Stats::get(rig.stats.bad_pages), 1u);
+  EXPECT_GT(Stats::get(rig.stats.decoded_ahead_pages), 0u);
+  // Once ahead of the walk and once for the read that needs it: not cached in between.
+  EXPECT_GE(Stats::get(rig.stats.bad_pages), 2u);
 }
 
 TEST_F(Engine, ImagePathNamesFiles) {
@@ -516,9 +519,9 @@ TEST(ImagePrefetch, ConcurrentReadersSlightlyOutOfOrderStillMakeAWalk) {
   EXPECT_GT(got, 4 * kMiB);
 }
 
-// ---- CheckAhead: stored bytes kept for a walk -----------------------------------------------------
+// ---- DecodeAhead: the stretch after a walk ---------------------------------------------------------
 
-TEST(CheckAhead, EntriesInAStretchFollowTheImageOrderEvenWhenTheTableDoesNot) {
+TEST(DecodeAhead, EntriesInAStretchFollowTheImageOrderEvenWhenTheTableDoesNot) {
   using gdfs::format::PageEntry;
   std::vector<PageEntry> pages(5);
   const uint64_t at[] = {4096, 65536, 8192, 200000, 100000};  // not sorted by offset
@@ -526,29 +529,9 @@ TEST(CheckAhead, EntriesInAStretchFollowTheImageOrderEvenWhenTheTableDoesNot) {
     pages[i].offset = at[i];
     pages[i].csize = 1000;
   }
-  gdfs::engine::CheckAhead c(pages, 300000, 1 << 20);
+  gdfs::engine::DecodeAhead c(pages, 300000, 1 << 20);
   EXPECT_EQ(c.entries_in(0, 70000), (std::vector<uint64_t>{0, 2, 1}));
   EXPECT_EQ(c.entries_in(65537, 200000 - 65537), (std::vector<uint64_t>{4}));
   EXPECT_EQ(c.entries_in(100000, 100001), (std::vector<uint64_t>{4, 3}));
   EXPECT_TRUE(c.entries_in(250000, 50000).empty());
-}
-
-TEST(CheckAhead, TakeHandsEachPageOnceAndTheCapacityDropsTheOldest) {
-  using gdfs::format::PageEntry;
-  std::vector<PageEntry> pages(4);
-  for (size_t i = 0; i < pages.size(); ++i) {
-    pages[i].offset = i * 4096;
-    pages[i].csize = 1000;
-  }
-  gdfs::engine::CheckAhead c(pages, 1 << 20, 2500);  // room for two pages
-  auto bytes = std::make_shared<std::vector<uint8_t>>(4000, 7);
-  for (uint64_t e = 0; e < 3; ++e) c.put(e, std::shared_ptr<const uint8_t>(bytes, bytes->data() + e * 1000));
-  EXPECT_FALSE(c.holds(0));  // the oldest, dropped for the third
-  EXPECT_EQ(c.bytes(), 2000u);
-  auto one = c.take(1);
-  ASSERT_NE(one, nullptr);
-  EXPECT_EQ(one.get(), bytes->data() + 1000);
-  EXPECT_EQ(c.take(1), nullptr);  // once
-  EXPECT_EQ(c.bytes(), 1000u);
-  EXPECT_TRUE(c.holds(2));
 }

@@ -671,7 +671,7 @@ TEST_F(ReaderTest, AWalkThroughASignedImageIsCheckedAheadAndAPageOffItsDigestSti
       testing::wait_readahead(*r);
     });
     const auto c = r->counters();
-    EXPECT_GT(c.at("checked_ahead_used"), c.at("pages_decoded_cpu") / 2) << name;
+    EXPECT_GT(c.at("decoded_ahead_pages"), c.at("pages_decoded_cpu") / 2) << name;
     if (name == "signed") {
       EXPECT_TRUE(failed.empty());
     } else {

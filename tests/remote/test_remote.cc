@@ -180,19 +180,19 @@ TEST(RemoteHttp, AWalkThroughSmallFilesIsPrefetchedAndRandomReadsAreNot) {
     EXPECT_EQ(files, 60u);
     settle(*r);
     return std::tuple{counter(*r, "remote_requests") - at_open, counter(*r, "prefetch_hits"),
-                      counter(*r, "checked_ahead_used")};
+                      counter(*r, "decoded_ahead_pages")};
   };
-  const auto [plain, plain_hits, plain_checked] = walk(0);
-  const auto [ahead, ahead_hits, ahead_checked] = walk(4 << 20);
+  const auto [plain, plain_hits, plain_decoded] = walk(0);
+  const auto [ahead, ahead_hits, ahead_decoded] = walk(4 << 20);
   std::cout << "[          ] 60 small files: " << plain << " requests without readahead, " << ahead
-            << " with (" << ahead_hits << " reads from prefetched stretches, " << ahead_checked
-            << " pages checked ahead from them)\n";
+            << " with (" << ahead_hits << " reads from prefetched stretches, " << ahead_decoded
+            << " pages decoded ahead from them)\n";
   EXPECT_EQ(plain_hits, 0u) << "readahead 0 turns prefetching off too";
-  EXPECT_EQ(plain_checked, 0u) << "and the checks ahead of walks";
-  // The walk's pages come from the prefetched stretches: read there whole by the checks ahead of the
+  EXPECT_EQ(plain_decoded, 0u) << "and decoding ahead of walks";
+  // The walk's pages come from the prefetched stretches: read there whole when decoded ahead of the
   // walk (a few reads), or file by file when the walk gets there first.
   EXPECT_GT(ahead_hits, 0u);
-  EXPECT_GT(ahead_hits + ahead_checked, 20u);
+  EXPECT_GT(ahead_hits + ahead_decoded, 20u);
   EXPECT_LE(ahead, 12u);
   EXPECT_LT(2 * ahead, plain);
   EXPECT_EQ(counter(*Reader::open(web.http_url(img.name), quiet_options()), "prefetch_bytes"), 0u);

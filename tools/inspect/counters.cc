@@ -62,9 +62,8 @@ int counters(const Options& o, std::ostream& out) {
   row("cache misses", u("cache_misses"), share(u("cache_misses"), lookups, "page lookups"));
   row("in-flight joins", u("inflight_joins"));
   row("readahead pages", u("readahead_pages"));
-  row("checked-ahead pages", u("checked_ahead_pages"), "(fetched and checked ahead of a walk)");
-  row("checked-ahead used", u("checked_ahead_used"),
-      share(u("checked_ahead_used"), u("checked_ahead_pages"), "checked-ahead pages"));
+  row("decoded-ahead pages", u("decoded_ahead_pages"),
+      share(u("decoded_ahead_pages"), u("readahead_pages"), "readahead pages"));
   row("pages decoded on CPU", u("pages_decoded_cpu"));
   row("pages decoded on GPU", u("pages_decoded_gpu"));
   row("GPU batches", u("gpu_batches"));

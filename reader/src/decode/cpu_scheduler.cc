@@ -32,7 +32,7 @@ struct Batch {
     for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < jobs.size(); ++decoded) {
       DecodeJob& j = jobs[i];
       j.status = digest_ok(j)
-                     ? dec.decode(*j.entry, j.stored, j.out, j.digest != nullptr || j.stored_verified)
+                     ? dec.decode(*j.entry, j.stored, j.out, j.digest != nullptr)
                      : PageStatus::kDigest;
       if (*done) (*done)(i);
     }

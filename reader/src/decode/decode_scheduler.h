@@ -22,9 +22,6 @@ struct DecodeJob {
   // Trusted images: the SHA-256 the stored bytes must have (Image::page_digest), checked before the
   // page is decoded, on the thread that decodes it; null otherwise.
   const uint8_t* digest = nullptr;
-  // The stored bytes were checked already, as a load would check them (CheckAhead), and have not left
-  // this process since: neither the digest nor the stored checksum is computed again.
-  bool stored_verified = false;
 };
 // False when a trusted job's stored bytes differ from their signed digest (kDigest).
 bool digest_ok(const DecodeJob& job);

@@ -27,9 +27,9 @@ ReadEngine::ReadEngine(const Image& image, PageCache& cache, Fetcher& fetcher, D
       opt_(options) {
   if (opt_.image_prefetch && image_.source().prefetch_window() > 0)
     prefetch_ = std::make_unique<ImagePrefetch>(image_.source().size());
-  if (opt_.check_ahead_bytes)
-    check_ahead_ =
-        std::make_unique<CheckAhead>(image_.pages(), image_.source().size(), opt_.check_ahead_bytes);
+  if (opt_.decode_ahead_bytes)
+    decode_ahead_ =
+        std::make_unique<DecodeAhead>(image_.pages(), image_.source().size(), opt_.decode_ahead_bytes);
 }
 
 ReadEngine::~ReadEngine() {
@@ -308,33 +308,21 @@ void ReadEngine::prefetch_following(uint64_t start, uint64_t end) {
   if (!submit_ahead([p] { p->run(); })) prefetch_->dropped(s);
 }
 
-void ReadEngine::check_following(uint64_t start, uint64_t end) {
-  const ImagePrefetch::Stretch s = check_ahead_->walk().on_fetch(start, end, check_ahead_->window());
+void ReadEngine::decode_following(uint64_t start, uint64_t end) {
+  const ImagePrefetch::Stretch s = decode_ahead_->walk().on_fetch(start, end, decode_ahead_->window());
   if (s.length == 0) return;
-  if (!submit_ahead([this, s] { check_stretch(s); })) check_ahead_->walk().dropped(s);
+  if (!submit_ahead([this, s] { decode_stretch(s); })) decode_ahead_->walk().dropped(s);
 }
 
-void ReadEngine::check_stretch(ImagePrefetch::Stretch s) {
-  std::vector<uint64_t> entries;
-  for (uint64_t e : check_ahead_->entries_in(s.offset, s.length)) {
-    // Not checked by an earlier stretch (the walk restarted), nor decoded or being loaded.
-    if (!check_ahead_->holds(e) && !cache_.contains(e)) entries.push_back(e);
-  }
-  if (entries.empty()) return;
-  StoredPages stored;
-  fetch_stored(entries, stored);  // the same checks as a load's (digest, or stored checksum)
-  uint64_t kept = 0;
-  for (size_t i = 0; i < entries.size(); ++i) {
-    if (!stored.ok[i]) continue;  // its load fetches it again and reports what is wrong
-    // A copy of its own, so that what CheckAhead counts is what it holds: a page left over would
-    // otherwise keep its whole stretch's buffer alive.
-    const uint32_t size = image_.pages()[entries[i]].csize;
-    std::shared_ptr<uint8_t[]> copy(new uint8_t[size]);
-    std::memcpy(copy.get(), stored.staging.data() + stored.at[i], size);
-    check_ahead_->put(entries[i], std::shared_ptr<const uint8_t>(copy, copy.get()));
-    ++kept;
-  }
-  Stats::add(stats_.checked_ahead_pages, kept);
+void ReadEngine::decode_stretch(ImagePrefetch::Stretch s) {
+  std::vector<Want> wants;
+  for (uint64_t e : decode_ahead_->entries_in(s.offset, s.length))
+    if (!cache_.contains(e)) wants.push_back(Want{e, 0, {}});  // not decoded, nor being loaded
+  if (wants.empty()) return;
+  resolve(wants, true);  // as readahead: a page cached or in flight meanwhile is skipped
+  uint64_t loaded = 0;
+  for (const Want& w : wants) loaded += w.result.status == PageStatus::kOk && w.result.page != nullptr;
+  Stats::add(stats_.decoded_ahead_pages, loaded);
 }
 
 void ReadEngine::load(std::span<Want*> claimed, bool ahead) {
@@ -349,16 +337,8 @@ void ReadEngine::load(std::span<Want*> claimed, bool ahead) {
     std::sort(claimed.begin(), claimed.end(), [&](const Want* a, const Want* b) {
       return image_.pages()[a->entry].offset < image_.pages()[b->entry].offset;
     });
-    // Pages checked ahead of a walk are decoded from there; the others are fetched now.
-    std::vector<std::shared_ptr<const uint8_t>> checked(claimed.size());
-    std::vector<uint64_t> entries;
-    std::vector<size_t> fetch_of(claimed.size());  // claim -> index into `entries`
-    for (size_t i = 0; i < claimed.size(); ++i) {
-      if (check_ahead_) checked[i] = check_ahead_->take(claimed[i]->entry);
-      if (checked[i]) continue;
-      fetch_of[i] = entries.size();
-      entries.push_back(claimed[i]->entry);
-    }
+    std::vector<uint64_t> entries(claimed.size());
+    for (size_t i = 0; i < claimed.size(); ++i) entries[i] = claimed[i]->entry;
     FetchPlan plan = plan_fetch(entries);
     thread_local std::vector<uint8_t> staging;
     if (staging.size() < plan.staging_size) staging.resize(plan.staging_size);
@@ -373,24 +353,19 @@ void ReadEngine::load(std::span<Want*> claimed, bool ahead) {
       prefetch_following(first.offset, last.offset + last.csize);
     else if (opt_.image_readahead)
       hint_following(plan);
-    if (check_ahead_ && !ahead)
-      check_following(first.offset, last.offset + last.csize);  // readers' walks only
+    if (decode_ahead_ && !ahead)
+      decode_following(first.offset, last.offset + last.csize);  // readers' walks only
 
     std::vector<DecodeJob> jobs;
     std::vector<size_t> claim_of;  // job -> index into `claimed`
     std::vector<std::shared_ptr<Page>> pages;
     for (size_t i = 0; i < claimed.size(); ++i) {
-      const uint8_t* stored = checked[i].get();
-      if (!stored) {
-        const auto [range, at] = plan.where[fetch_of[i]];
-        if (!plan.ranges[range].ok) {
-          fail(i);
-          continue;
-        }
-        stored = staging.data() + at;
-      } else {
-        Stats::add(stats_.checked_ahead_used);
+      const auto [range, at] = plan.where[i];
+      if (!plan.ranges[range].ok) {
+        fail(i);
+        continue;
       }
+      const uint8_t* stored = staging.data() + at;
       const format::PageEntry& e = image_.pages()[claimed[i]->entry];
       std::shared_ptr<Page> page;
       uint8_t* dst = claimed[i]->direct;
@@ -400,9 +375,7 @@ void ReadEngine::load(std::span<Want*> claimed, bool ahead) {
         page->size = e.usize;
         dst = page->data.get();
       }
-      jobs.push_back(DecodeJob{&e, stored, dst, PageStatus::kOk,
-                               checked[i] ? nullptr : image_.page_digest(claimed[i]->entry),
-                               checked[i] != nullptr});
+      jobs.push_back(DecodeJob{&e, stored, dst, PageStatus::kOk, image_.page_digest(claimed[i]->entry)});
       claim_of.push_back(i);
       pages.push_back(std::move(page));
     }

@@ -22,7 +22,7 @@
 #include "fetch/fetcher.h"
 #include "fetch/image_prefetch.h"
 #include "gdfs/image.h"
-#include "read/check_ahead.h"
+#include "read/decode_ahead.h"
 #include "read/stats.h"
 
 namespace gdfs::engine {
@@ -33,9 +33,8 @@ struct EngineOptions {
   uint32_t max_fetch = 4 << 20;          // but never into one read larger than this
   uint32_t image_readahead = 256 << 10;  // after each fetch, hint the kernel to read this much further
   bool image_prefetch = false;           // sources that keep prefetched bytes: read ahead of tree walks
-  // Stored bytes fetched and checked ahead of a walk through the image, kept for its loads (CheckAhead);
-  // 0: none.
-  uint64_t check_ahead_bytes = 0;
+  // Stored bytes decoded ahead of a walk through the image at a time (DecodeAhead); 0: none.
+  uint64_t decode_ahead_bytes = 0;
 };
 
 // Per open file: where the last read ended and how far readahead has been scheduled.
@@ -158,9 +157,9 @@ class ReadEngine {
   // Remote sources: has the source read the stretch after a walk through the image (ImagePrefetch).
   // [start, end): the stored bytes a load needed.
   void prefetch_following(uint64_t start, uint64_t end);
-  // Has the pool fetch and check the stretch after a walk through the image (CheckAhead).
-  void check_following(uint64_t start, uint64_t end);
-  void check_stretch(ImagePrefetch::Stretch s);
+  // Has the pool load the stretch after a walk through the image into the cache (DecodeAhead).
+  void decode_following(uint64_t start, uint64_t end);
+  void decode_stretch(ImagePrefetch::Stretch s);
   // Runs `task` on the pool as readahead (wait_readahead and the destructor wait for it); false when the
   // pool is saturated and it was dropped.
   template <typename F>
@@ -186,7 +185,7 @@ class ReadEngine {
   std::map<std::tuple<uint64_t, uint32_t, std::string>, std::string> lines_;
 
   std::unique_ptr<ImagePrefetch> prefetch_;  // null unless options and source call for it
-  std::unique_ptr<CheckAhead> check_ahead_;  // null unless options call for it
+  std::unique_ptr<DecodeAhead> decode_ahead_;  // null unless options call for it
 
   std::mutex ahead_mu_;
   std::condition_variable ahead_cv_;

@@ -42,8 +42,7 @@ struct Stats {
   Counter cache_misses{0};         // page lookups that had to fetch and decode
   Counter inflight_joins{0};       // lookups that waited for another request's fetch of the same page
   Counter readahead_pages{0};      // pages fetched and decoded ahead of the reader
-  Counter checked_ahead_pages{0};  // pages fetched and checked (not decoded) ahead of a walk
-  Counter checked_ahead_used{0};   // of those, pages a load then decoded without fetching them again
+  Counter decoded_ahead_pages{0};  // of readahead_pages, those loaded ahead of a walk through the image
   Counter pages_decoded_cpu{0};
   Counter pages_decoded_gpu{0};   // confirmed by their checksum
   Counter gpu_batches{0};         // batches run on the device (each gathers the pages of many requests)
@@ -70,8 +69,7 @@ struct Stats {
         {"cache_misses", &cache_misses},
         {"inflight_joins", &inflight_joins},
         {"readahead_pages", &readahead_pages},
-        {"checked_ahead_pages", &checked_ahead_pages},
-        {"checked_ahead_used", &checked_ahead_used},
+        {"decoded_ahead_pages", &decoded_ahead_pages},
         {"pages_decoded_cpu", &pages_decoded_cpu},
         {"pages_decoded_gpu", &pages_decoded_gpu},
         {"gpu_batches", &gpu_batches},
