@@ -71,6 +71,14 @@ class Fuse : public ::testing::Test {
     make_data_tree(*dir_ / "data", *files_);
     ASSERT_EQ(run_mkfs({"-q", *dir_ / "edge", *dir_ / "edge.img"}).code, 0);
     ASSERT_EQ(run_mkfs({"-q", *dir_ / "data", *dir_ / "data.img"}).code, 0);
+    // A tree for walks: 8 directories of 25 small files; in two of them the files are in a subdirectory.
+    for (int d = 0; d < 8; ++d) {
+      const std::string sub = *dir_ / ("walk/d" + std::to_string(d) + (d % 4 == 1 ? "/sub" : ""));
+      fs::create_directories(sub);
+      for (int i = 0; i < 25; ++i)
+        write_text_file(sub + "/f" + std::to_string(i), 100 + (d * 25 + i) * 53 % 9000, d * 25 + i);
+    }
+    ASSERT_EQ(run_mkfs({"-q", *dir_ / "walk", *dir_ / "walk.img"}).code, 0);
   }
   static void TearDownTestSuite() {
     delete files_;
@@ -523,6 +531,38 @@ TEST_F(Fuse, WalkAheadServesADirectoryWalkFromTheKernel) {
     }
     EXPECT_EQ(m->unmount(), 0) << m->log();
   }
+}
+
+// Reads every file under `rel` as tar does: list a directory, then read its entries in that order,
+// descending into each subdirectory where it comes. Each file's bytes against `src`; returns the count.
+size_t walk_tree(const std::string& mnt, const std::string& src, const std::string& rel) {
+  size_t files = 0;
+  std::map<std::string, int> errors;
+  for (const auto& [path, bytes] : walk_dir(mnt, rel, errors, 1)) {
+    if (fs::is_directory(mnt + path)) {
+      EXPECT_EQ(errors[path], EISDIR) << path;  // walk_dir reads every entry
+      files += walk_tree(mnt, src, path);
+    } else {
+      EXPECT_FALSE(errors.contains(path)) << path << ": " << errors[path];
+      EXPECT_EQ(bytes, read_bytes(src + path)) << path;
+      ++files;
+    }
+  }
+  return files;
+}
+
+// A tar-like walk through several directories: once the walk is seen, each directory's files are pushed
+// when the kernel has listed it, before the walker reads the first one.
+TEST_F(Fuse, WalkAheadPushesEachListedDirectoryOfAWalk) {
+  auto m = mount(*dir_ / "walk.img");
+  ASSERT_TRUE(m->ok()) << m->error();
+  EXPECT_EQ(walk_tree(m->dir(), *dir_ / "walk", ""), 200u);
+  const nlohmann::json s = stats(m->dir());
+  const uint64_t pushed = s.value("walk_ahead_files", 0u);
+  const uint64_t requests = s.value("reads", 0u) - pushed;
+  EXPECT_GE(pushed, 150u);
+  EXPECT_LE(requests, 40u) << pushed << " pushed";
+  EXPECT_EQ(m->unmount(), 0) << m->log();
 }
 
 // A walk over a damaged tail pack: the files in it are EIO for the walker (never pushed, never wrong

@@ -90,6 +90,35 @@ TEST(WalkDetector, NeverPastTheLastInode) {
   EXPECT_TRUE(d.on_first_read(105).empty());
 }
 
+TEST(WalkDetector, ADirectoryListedDuringAWalkIsPushedBeforeItsFirstRead) {
+  W d(100000);
+  EXPECT_TRUE(d.on_listed(500, 20).empty()) << "no walk yet: a listing alone (ls, find) pushes nothing";
+  d.on_first_read(100);
+  PushWindow w = d.on_first_read(101);  // a walk
+  for (int i = 0; i < 3; ++i) w = d.on_first_read(w.to);
+  const uint32_t size = w.to - w.from + 1;
+  // A small directory: all of it.
+  w = d.on_listed(500, 20);
+  EXPECT_EQ(w.from, 500u);
+  EXPECT_EQ(w.to, 520u);
+  // Its walk goes on elsewhere (back in the parent): the window reached the directory's end, so that
+  // is the walk's next directory, and keeps the window's size.
+  w = d.on_first_read(130);
+  EXPECT_EQ(w.from, 131u);
+  EXPECT_EQ(w.to - w.from, size - 1);
+  // A large directory: the window's size of it; the walker's read past it extends it.
+  w = d.on_listed(1000, 5000);
+  EXPECT_EQ(w.from, 1000u);
+  EXPECT_EQ(w.to, 1000u + size - 1);
+  const PushWindow next = d.on_first_read(w.to);
+  EXPECT_EQ(next.from, w.to + 1);
+  // Never past the last inode.
+  W small(1010);
+  small.on_first_read(1);
+  small.on_first_read(2);
+  EXPECT_EQ(small.on_listed(1008, 50).to, 1011u);
+}
+
 TEST(WalkPush, PushesWindowsInOrderAndStopsAtARefusal) {
   std::mutex mu;
   std::vector<uint32_t> got;

@@ -56,6 +56,11 @@ class Daemon {
   void walk_ahead(uint32_t ino, uint64_t off) {
     if (walk_ && off == 0) walk_->on_first_read(ino);
   }
+  // After replying to the listing request that found the end of a directory whose entries are numbered
+  // from `first`.
+  void walk_listed(uint32_t first, uint32_t count) {
+    if (walk_) walk_->on_listed(first, count);
+  }
 
  private:
   std::unique_ptr<Image> image_;  // until start() hands it to the reader

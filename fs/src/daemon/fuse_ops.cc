@@ -173,6 +173,10 @@ void readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool
       used += n;
     }
     fuse_reply_buf(req, buf.data(), used);
+    // The request past the last entry: the kernel has taken in every earlier reply, so it knows each
+    // entry's inode now (mkfs numbers a directory's entries consecutively from the first).
+    if (off >= 0 && uint64_t(off) >= ents.size() + 2 && !ents.empty())
+      d.walk_listed(ents[0].ino, static_cast<uint32_t>(ents.size()));
   });
 }
 

@@ -27,6 +27,19 @@ PushWindow WalkDetector::on_first_read(uint32_t ino) {
   return {static_cast<uint32_t>(from), static_cast<uint32_t>(to)};
 }
 
+PushWindow WalkDetector::on_listed(uint32_t first, uint32_t count) {
+  if (!walking_ || first == 0 || count == 0) return {};
+  const uint64_t to = std::min<uint64_t>(
+      {uint64_t(first) + std::max(size_, kFirstStep), uint64_t(first) + count, uint64_t(inodes_) + 1});
+  if (first >= to) return {};
+  last_ = first - 1;
+  until_ = static_cast<uint32_t>(to - 1);
+  // Pushed to the directory's end: the walk's next read elsewhere is its next directory, as after a
+  // window the kernel cut short.
+  refused_ = to == uint64_t(first) + count;
+  return {first, static_cast<uint32_t>(to)};
+}
+
 WalkPush::WalkPush(uint32_t inodes, std::function<PushOutcome(uint32_t)> push)
     : push_(std::move(push)), detector_(inodes), thread_([this] { run(); }) {}
 
@@ -49,12 +62,27 @@ void WalkPush::on_first_read(uint32_t ino) {
     if (stopping_) return;
     const PushWindow w = detector_.on_first_read(ino);
     if (w.empty()) return;
-    // The newest window goes first: one that continues the current one extends it, any other replaces
-    // it, as the walker has moved there (what is left behind is pushed again when it comes back).
-    if (w.from != next_.to || next_.empty()) next_.from = w.from;
-    next_.to = w.to;
+    take(w);
   }
   cv_.notify_one();
+}
+
+void WalkPush::on_listed(uint32_t first, uint32_t count) {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    const PushWindow w = detector_.on_listed(first, count);
+    if (w.empty()) return;
+    take(w);
+  }
+  cv_.notify_one();
+}
+
+void WalkPush::take(PushWindow w) {
+  // The newest window goes first: one that continues the current one extends it, any other replaces
+  // it, as the walker has moved there (what is left behind is pushed again when it comes back).
+  if (w.from != next_.to || next_.empty()) next_.from = w.from;
+  next_.to = w.to;
 }
 
 void WalkPush::drain() {

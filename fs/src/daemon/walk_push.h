@@ -14,7 +14,9 @@
 // jumps to other numbers; when the kernel refused the last window's end (the walk had reached the end of
 // its directory), the jump keeps the window's size. Any other jump starts over, and pushes nothing: a
 // reader that reads files in random order (a data loader's epoch) costs no decode for files it does not
-// read.
+// read. During a walk, a directory the kernel has just listed is pushed from its first entry, before the
+// walker reads it, so a walk's reads reach the daemon only for large files and where it outruns the
+// pushes. A listing alone (ls, find) pushes nothing.
 #pragma once
 
 #include <condition_variable>
@@ -42,6 +44,10 @@ class WalkDetector {
   explicit WalkDetector(uint32_t inodes) : inodes_(inodes) {}
   // A read from offset 0 of `ino` arrived: the inodes to push now (after the ones already pushed).
   PushWindow on_first_read(uint32_t ino);
+  // The kernel has listed a directory whose `count` entries are numbered from `first` (its last listing
+  // request, at the end, has come: the kernel knows every entry). During a walk, its files are pushed
+  // before the walker reads the first one.
+  PushWindow on_listed(uint32_t first, uint32_t count);
   // Whether a read has come at or beyond `ino` since its window was made (it needs no push then).
   bool read_past(uint32_t ino) const { return last_ >= ino; }
   // The kernel refused a push in the window ending at `w.to` (it does not know that inode yet).
@@ -75,12 +81,14 @@ class WalkPush {
 
   // Called after replying to a read of `ino` from offset 0.
   void on_first_read(uint32_t ino);
+  void on_listed(uint32_t first, uint32_t count);
   void stop();
   // Waits until every window asked for so far is done (tests).
   void drain();
 
  private:
   void run();
+  void take(PushWindow w);  // with mu_ held
 
   std::function<PushOutcome(uint32_t)> push_;
   std::mutex mu_;

@@ -184,7 +184,7 @@ class ReadEngine {
   // a later checksum error are told apart).
   std::map<std::tuple<uint64_t, uint32_t, std::string>, std::string> lines_;
 
-  std::unique_ptr<ImagePrefetch> prefetch_;  // null unless options and source call for it
+  std::unique_ptr<ImagePrefetch> prefetch_;    // null unless options and source call for it
   std::unique_ptr<DecodeAhead> decode_ahead_;  // null unless options call for it
 
   std::mutex ahead_mu_;
