@@ -315,14 +315,21 @@ void ReadEngine::decode_following(uint64_t start, uint64_t end) {
 }
 
 void ReadEngine::decode_stretch(ImagePrefetch::Stretch s) {
+  const std::vector<uint64_t> entries = decode_ahead_->entries_in(s.offset, s.length);
+  // A few pages at a time: each batch's pages are held here until it returns, on top of the cache's
+  // bound, and several pool threads may be doing this at once.
+  constexpr size_t kBatch = 16;
   std::vector<Want> wants;
-  for (uint64_t e : decode_ahead_->entries_in(s.offset, s.length))
-    if (!cache_.contains(e)) wants.push_back(Want{e, 0, {}});  // not decoded, nor being loaded
-  if (wants.empty()) return;
-  resolve(wants, true);  // as readahead: a page cached or in flight meanwhile is skipped
-  uint64_t loaded = 0;
-  for (const Want& w : wants) loaded += w.result.status == PageStatus::kOk && w.result.page != nullptr;
-  Stats::add(stats_.decoded_ahead_pages, loaded);
+  for (size_t i = 0; i < entries.size(); i += kBatch) {
+    wants.clear();
+    for (size_t k = i; k < std::min(entries.size(), i + kBatch); ++k)
+      if (!cache_.contains(entries[k])) wants.push_back(Want{entries[k], 0, {}});  // not loaded or loading
+    if (wants.empty()) continue;
+    resolve(wants, true);  // as readahead: a page cached or in flight meanwhile is skipped
+    uint64_t loaded = 0;
+    for (const Want& w : wants) loaded += w.result.status == PageStatus::kOk && w.result.page != nullptr;
+    Stats::add(stats_.decoded_ahead_pages, loaded);
+  }
 }
 
 void ReadEngine::load(std::span<Want*> claimed, bool ahead) {
