@@ -136,6 +136,44 @@ TEST(WalkPush, PushesWindowsInOrderAndStopsAtARefusal) {
   EXPECT_EQ(got, (std::vector<uint32_t>{1001, 1002, 1003, 1004, 1006, 1007, 1008, 1009, 1010}));
 }
 
+TEST(WalkPush, DrainReturnsWhenTheWindowsLastFileWasReadFirst) {
+  std::atomic<int> pushes{0};
+  WalkPush p(100000, [&](uint32_t) {
+    ++pushes;
+    return PushOutcome::kPushed;
+  });
+  p.on_first_read(999);
+  p.on_first_read(1000);  // 1001..1004
+  p.drain();
+  p.on_first_read(1005);  // 1006..1013
+  p.on_first_read(1013);  // a read of the window's last file before the push got there
+  p.drain();              // returns: skipping the last inode empties the window too
+  EXPECT_GE(pushes.load(), 4);
+}
+
+TEST(WalkPush, ARefusalEndsOnlyItsOwnWindow) {
+  std::mutex mu;
+  std::vector<uint32_t> got;
+  WalkPush* self = nullptr;
+  WalkPush p(100000, [&](uint32_t ino) {
+    if (ino == 1001) {
+      // While the kernel refuses 1001, the walker moves to another directory: its window must stay.
+      self->on_first_read(5000);
+      self->on_first_read(5001);
+      return PushOutcome::kRefused;
+    }
+    std::lock_guard lock(mu);
+    got.push_back(ino);
+    return PushOutcome::kPushed;
+  });
+  self = &p;
+  p.on_first_read(999);
+  p.on_first_read(1000);  // 1001..1004, refused at 1001
+  p.drain();
+  std::lock_guard lock(mu);
+  EXPECT_EQ(got, (std::vector<uint32_t>{5002, 5003, 5004, 5005}));
+}
+
 TEST(WalkPush, SkipsFilesTheWalkerReadFirstAndStopsPromptly) {
   std::mutex mu;
   std::vector<uint32_t> got;

@@ -96,15 +96,18 @@ void WalkPush::run() {
     cv_.wait(lock, [&] { return stopping_ || !next_.empty(); });
     if (stopping_) break;
     const uint32_t ino = next_.from++;
-    if (detector_.read_past(ino)) continue;  // the walker came here first: it has this file already
-    busy_ = true;
-    lock.unlock();
-    const PushOutcome o = push_(ino);
-    lock.lock();
-    busy_ = false;
-    if (o == PushOutcome::kRefused) {
-      detector_.on_refused(next_);
-      next_ = {};
+    const PushWindow window = next_;
+    // The walker came here first (it has this file already), or the push: what follows.
+    if (!detector_.read_past(ino)) {
+      busy_ = true;
+      lock.unlock();
+      const PushOutcome o = push_(ino);
+      lock.lock();
+      busy_ = false;
+      if (o == PushOutcome::kRefused) {
+        detector_.on_refused(window);
+        if (next_.to == window.to) next_ = {};  // unless a new window has replaced it meanwhile
+      }
     }
     if (next_.empty()) idle_cv_.notify_all();
   }
