@@ -55,7 +55,7 @@ std::string Daemon::stats_json() const {
   return j;
 }
 
-void Daemon::enable_store_ahead(fuse_session* se, unsigned max_busy) {
+void Daemon::enable_pushes(fuse_session* se, unsigned max_busy) {
   store_se_ = (opt_.store_ahead || opt_.walk_ahead) && max_busy ? se : nullptr;
   store_max_busy_ = opt_.store_ahead ? max_busy : 0;
   if (store_se_ && opt_.walk_ahead)

@@ -40,11 +40,13 @@ class Daemon {
   std::string stats_json() const;             // the reader's counters and the daemon's store_ahead_* ones
   double timeout() const { return 86400.0; }  // the image never changes: let the kernel cache
 
-  // Store-ahead: after replying to a read, the daemon pushes the rest of the image pages the read
-  // touched into the kernel's page cache (fuse_lowlevel_notify_store), so that the next 4 KiB of the same
-  // page needs no round trip. A push waits for the page's lock when a read of it is in flight, so at most
-  // `max_busy` request threads push at once (the others serve that read); 0, or store_ahead=0, is off.
-  void enable_store_ahead(fuse_session* se, unsigned max_busy);
+  // Pushes into the kernel's page cache (fuse_lowlevel_notify_store) after replying, through `se`:
+  // - store-ahead: the rest of the image pages a read touched, so that the next 4 KiB of the same page
+  //   needs no round trip. A push waits for the page's lock when a read of it is in flight, so at most
+  //   `max_busy` request threads push at once (the others serve that read);
+  // - walk-ahead (walk_push.h): the next files of a walk, from a thread of its own.
+  // max_busy 0 (one request thread) turns both off, as do store_ahead=0 and walk_ahead=0 each.
+  void enable_pushes(fuse_session* se, unsigned max_busy);
   // Whether a read of [off, off + size) of `ino` is to push the rest of its pages: not when it starts at
   // 0 or where the last read of the file ended. The kernel is then reading the file ahead itself, in
   // requests that fetch those bytes anyway (pushes raced them: bench/results/2026-11-26-fuse-store-*).

@@ -81,7 +81,7 @@ int serve(Daemon& daemon, Args& a) {
       }
       // A push may wait on a page whose read is still queued; only the other request threads can
       // answer that read, so half of them at most push, and a single-threaded daemon does not.
-      daemon.enable_store_ahead(se, a.cmd.singlethread ? 0 : a.cmd.max_threads / 2);
+      daemon.enable_pushes(se, a.cmd.singlethread ? 0 : a.cmd.max_threads / 2);
       if (a.cmd.singlethread) {
         rc = fuse_session_loop(se);
       } else {
