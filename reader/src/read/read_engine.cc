@@ -197,7 +197,7 @@ int ReadEngine::slices_of(const Extent& x, std::span<const PageRef> refs, std::s
   return 0;
 }
 
-void ReadEngine::resolve(std::span<Want> wants, bool ahead) {
+size_t ReadEngine::resolve(std::span<Want> wants, bool ahead) {
   thread_local std::vector<Want*> claimed;  // reused: see read_many
   thread_local std::vector<std::pair<Want*, std::shared_future<LoadedPage>>> pending;
   claimed.clear();
@@ -225,9 +225,11 @@ void ReadEngine::resolve(std::span<Want> wants, bool ahead) {
     Stats::add(stats_.inflight_joins, pending.size());
   }
   // Our own claims first: whoever we wait for below never waits for us.
-  if (!claimed.empty()) load(claimed, ahead);
+  const size_t loaded = claimed.size();
+  if (loaded) load(claimed, ahead);
   for (auto& [w, future] : pending) w->result = future.get();
   pending.clear();
+  return loaded;
 }
 
 // Coalescing: claims sorted by stored offset; a run of pages close together on disk becomes one read
@@ -325,10 +327,8 @@ void ReadEngine::decode_stretch(ImagePrefetch::Stretch s) {
     for (size_t k = i; k < std::min(entries.size(), i + kBatch); ++k)
       if (!cache_.contains(entries[k])) wants.push_back(Want{entries[k], 0, {}});  // not loaded or loading
     if (wants.empty()) continue;
-    resolve(wants, true);  // as readahead: a page cached or in flight meanwhile is skipped
-    uint64_t loaded = 0;
-    for (const Want& w : wants) loaded += w.result.status == PageStatus::kOk && w.result.page != nullptr;
-    Stats::add(stats_.decoded_ahead_pages, loaded);
+    // As readahead: a page cached or in flight meanwhile is skipped.
+    Stats::add(stats_.decoded_ahead_pages, resolve(wants, true));
   }
 }
 

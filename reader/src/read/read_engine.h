@@ -131,8 +131,9 @@ class ReadEngine {
     uint8_t* direct = nullptr;
   };
   // Resolves every want: cache hit, wait for the request loading it, or load it here. With `ahead`
-  // (readahead) pages cached or in flight are skipped, never waited for.
-  void resolve(std::span<Want> wants, bool ahead);
+  // (readahead) pages cached or in flight are skipped, never waited for. Returns how many it loaded
+  // itself (its claims).
+  size_t resolve(std::span<Want> wants, bool ahead);
   struct FetchPlan {
     std::vector<ReadRange> ranges;                   // coalesced reads (dst set by load)
     std::vector<uint64_t> base;                      // each range's offset in the staging area
