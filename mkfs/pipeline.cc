@@ -153,11 +153,13 @@ void Pipeline::worker() {
       }
       if (job->base_entry == format::kNone || !base_->reuse(*job, layered_, dec, buf))
         compress_job(*job, comp);
+      bool oldest = false;
       {
         std::lock_guard lock(mu_);
         job->done = true;
+        oldest = in_flight_.front().get() == job;
       }
-      done_cv_.notify_one();
+      if (oldest) done_cv_.notify_one();  // the writer waits for the oldest job only
     }
   } catch (...) {
     fail(std::current_exception());
@@ -171,6 +173,7 @@ void Pipeline::writer() {
     std::vector<uint8_t> buf;
     for (;;) {
       std::unique_ptr<PageJob> job;
+      bool wake_producer = false;
       {
         std::unique_lock lock(mu_);
         done_cv_.wait(lock, [&] {
@@ -180,8 +183,11 @@ void Pipeline::writer() {
         if (stopped_ || in_flight_.empty()) return;
         job = std::move(in_flight_.front());
         in_flight_.pop_front();
+        // The producer waits for room only when the pipeline is full, and is woken when half of it
+        // has drained: it then submits several jobs per wake-up, not one.
+        wake_producer = in_flight_.size() == max_in_flight_ / 2;
       }
-      space_cv_.notify_one();
+      if (wake_producer) space_cv_.notify_one();
       commit(*job, comp, dec, buf);
       commit_cv_.notify_all();
     }

@@ -42,6 +42,7 @@ class Prefetcher {
 
   // 256 files of at most 64 KiB: at most 16 MiB ahead, and plenty to keep every reader busy.
   static constexpr size_t kWindow = 256;
+  static constexpr size_t kRoomStep = 32;  // take() wakes the readers every kRoomStep files
 
  private:
   struct Slot {
