@@ -92,7 +92,7 @@ void add_options(CLI::App& app, Options& o, bool& all_root) {
       ->check(CLI::Range(1, 12))
       ->capture_default_str();
   app.add_option("-t,--threads", o.threads,
-                 "Compression threads, 0 = all cores (the image never depends on it)")
+                 "Compression and tree-listing threads, 0 = all cores (the image never depends on it)")
       ->check(CLI::Range(0u, 1024u))
       ->capture_default_str();
   app.add_option("--page-size", o.page_size, "Page size in bytes: a power of two, 4096..65536")
