@@ -15,13 +15,6 @@ uint64_t page_key(uint32_t ucheck, size_t usize) {
   return uint64_t{ucheck} << 17 | usize;  // usize <= 65536 < 2^17
 }
 
-// A tail of OLD: where its bytes are, and (filled in by the decoding threads) their hash.
-struct OldTail {
-  uint32_t entry, offset, len;
-  Hash128 hash{};
-  bool ok = false;
-};
-
 // What a reader of the new image resolves a hint against: its directory.
 std::string relative_hint(const std::string& target, const std::string& new_image) {
   namespace fs = std::filesystem;
@@ -51,42 +44,92 @@ void Base::index_pages() {
       pages_.try_emplace(page_key(entries[i].ucheck, entries[i].usize), i);
 }
 
-// Every tail of OLD is hashed once, pack by pack on `threads` threads; a pack that does not decode is
-// left out (its tails are compressed again: OLD is only ever a source of candidates).
-void Base::index_tails(unsigned threads) {
+bool Base::has_file(const std::string& path) const {
+  const uint32_t ino = image_->resolve(path);
+  return ino && image_->type(ino) == format::kTypeReg;
+}
+
+void Base::want_index() {
+  if (hashing_.load(std::memory_order_relaxed)) return;
   const Image& img = *image_;
-  std::vector<OldTail> tails;
   for (uint32_t ino = 1; ino <= img.inode_count(); ++ino) {
     const format::Inode& in = img.inode(ino);
     if (img.type(ino) != format::kTypeReg || in.tail_entry == format::kNone) continue;
     const PageRef last = img.page_ref(ino, img.logical_pages(ino) - 1);
-    tails.push_back({in.tail_entry, in.tail_offset, last.length});
+    old_tails_.push_back({in.tail_entry, in.tail_offset, last.length});  // validated at open
   }
-  std::sort(tails.begin(), tails.end(), [](const OldTail& a, const OldTail& b) {
+  std::sort(old_tails_.begin(), old_tails_.end(), [](const OldTail& a, const OldTail& b) {
     return std::pair(a.entry, a.offset) < std::pair(b.entry, b.offset);
   });
-  std::vector<size_t> starts;  // the first tail of each pack
-  for (size_t i = 0; i < tails.size(); ++i)
-    if (i == 0 || tails[i].entry != tails[i - 1].entry) starts.push_back(i);
-  starts.push_back(tails.size());
+  for (size_t i = 0, j; i < old_tails_.size(); i = j) {
+    for (j = i + 1; j < old_tails_.size() && old_tails_[j].entry == old_tails_[i].entry;) ++j;
+    pack_tails_.emplace(old_tails_[i].entry, std::pair(i, j));
+  }
+  hashing_.store(true, std::memory_order_release);
+}
+
+void Base::index_pack(uint32_t entry, const std::vector<uint8_t>& plain) const {
+  const auto range = pack_tails_.find(entry);
+  if (range == pack_tails_.end()) return;  // no file of OLD has its tail there
+  {
+    const std::lock_guard lock(index_mu_);
+    if (indexed_packs_.count(entry)) return;
+  }
+  std::vector<std::pair<ContentKey, Tail>> found;
+  for (size_t i = range->second.first; i < range->second.second; ++i) {
+    const OldTail& t = old_tails_[i];
+    if (size_t{t.offset} + t.len > plain.size()) continue;  // the pack decoded shorter than OLD says
+    found.emplace_back(content_key(plain.data() + t.offset, t.len), Tail{t.entry, t.offset});
+  }
+  const std::lock_guard lock(index_mu_);
+  if (!indexed_packs_.insert(entry).second) return;
+  for (const auto& [key, tail] : found) {
+    const auto [it, fresh] = tails_.try_emplace(key, tail);
+    if (!fresh && std::pair(tail.entry, tail.offset) < std::pair(it->second.entry, it->second.offset))
+      it->second = tail;
+  }
+}
+
+// The packs no worker indexed, decoded on `threads` threads; a pack that does not decode is left out
+// (its tails are compressed again: OLD is only ever a source of candidates).
+void Base::complete_index(unsigned threads) {
+  if (complete_) return;
+  want_index();
+  std::vector<uint32_t> todo;
+  {
+    const std::lock_guard lock(index_mu_);
+    for (const auto& [entry, range] : pack_tails_)
+      if (!indexed_packs_.count(entry)) todo.push_back(entry);
+  }
+  std::sort(todo.begin(), todo.end());
   auto work = [&](size_t first) {
     PageDecoder dec;
-    std::vector<uint8_t> page(img.page_size());
-    for (size_t p = first; p + 1 < starts.size(); p += threads) {
-      if (img.read_page(tails[starts[p]].entry, dec, page.data()) != PageStatus::kOk) continue;
-      for (size_t i = starts[p]; i < starts[p + 1]; ++i) {
-        OldTail& t = tails[i];
-        t.hash = hash128(page.data() + t.offset, t.len);  // validated: inside the decoded pack
-        t.ok = true;
-      }
+    std::vector<uint8_t> page(image_->page_size());
+    for (size_t p = first; p < todo.size(); p += threads) {
+      page.resize(image_->page_size());
+      if (image_->read_page(todo[p], dec, page.data()) != PageStatus::kOk) continue;
+      page.resize(image_->stored_pages()[todo[p]].usize);
+      index_pack(todo[p], page);
     }
   };
+  threads = std::max(1u, threads);
   std::vector<std::thread> pool;
   for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work, t);
   work(0);
   for (std::thread& t : pool) t.join();
-  for (const OldTail& t : tails)
-    if (t.ok) tails_.try_emplace(ContentKey{t.hash, t.len}, Tail{t.entry, t.offset});
+  complete_ = true;
+}
+
+std::optional<Base::Tail> Base::content_candidate(const std::vector<uint8_t>& tail) const {
+  const std::lock_guard lock(index_mu_);
+  const auto it = tails_.find(content_key(tail.data(), tail.size()));
+  if (it == tails_.end()) return std::nullopt;
+  return it->second;
+}
+
+size_t Base::indexed_tails() const {
+  const std::lock_guard lock(index_mu_);
+  return tails_.size();
 }
 
 uint32_t Base::page_candidate(const std::vector<uint8_t>& raw) const {
@@ -106,13 +149,8 @@ std::optional<Base::Tail> Base::tail_candidate(const std::string& path, const st
       return std::nullopt;
     return Tail{in.tail_entry, in.tail_offset};  // validated at open: inside its tail pack
   }
-  if (!indexed_) {
-    index_tails(std::max(1u, o_.threads));
-    indexed_ = true;
-  }
-  const auto it = tails_.find(content_key(tail.data(), tail.size()));
-  if (it == tails_.end()) return std::nullopt;
-  return it->second;
+  complete_index(o_.threads);
+  return content_candidate(tail);
 }
 
 bool Base::same_tail(const Tail& t, const std::vector<uint8_t>& tail) {
@@ -149,6 +187,8 @@ bool Base::reuse(PageJob& job, bool layered, PageDecoder& dec, std::vector<uint8
   buf.resize(e.usize);
   const bool read = image_->read_stored(e, job.packed.data()) &&
                     dec.decode(e, job.packed.data(), buf.data()) == PageStatus::kOk;
+  if (read && !job.tail_checks.empty() && hashing_.load(std::memory_order_acquire))
+    index_pack(job.base_entry, buf);
   if (job.tail_checks.empty()) {
     if (!read || buf.size() != job.raw.size() || std::memcmp(buf.data(), job.raw.data(), buf.size()) != 0)
       return false;

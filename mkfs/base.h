@@ -8,11 +8,14 @@
 // OLD. Then the bytes decide (OLD's page is read, checked by its own checksums, decoded and compared).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "content_key.h"
@@ -45,15 +48,26 @@ class Base {
   // A tail of OLD whose bytes may be `tail`, the last partial page of the file at `path` (relative to
   // SOURCE): the tail pack's entry and the tail's offset. OLD's file at `path` when it has a tail of that
   // length; nothing when OLD's file there has another (the file changed); by content (same hash128 and
-  // length) when OLD has no regular file at `path`. The content index decodes every tail pack of OLD
-  // once, so it is made only when the first such path comes, on o.threads threads. The packer has a
-  // worker confirm the bytes (PageJob::tail_checks), or same_tail().
+  // length) when OLD has no regular file at `path`, which first completes the content index. The packer
+  // has a worker confirm the bytes (PageJob::tail_checks), or same_tail().
   struct Tail {
     uint32_t entry, offset;
   };
   std::optional<Tail> tail_candidate(const std::string& path, const std::vector<uint8_t>& tail);
+  // Whether OLD has a regular file at `path`: then tail_candidate() goes by the path, with no index.
+  bool has_file(const std::string& path) const;
+
+  // The content index: every tail of OLD by its hash128 and length, for paths OLD does not have (new or
+  // renamed files). Indexing a tail pack means decoding it. The workers decode nearly every tail pack of
+  // OLD anyway, to confirm the tails of unchanged paths, so after want_index() they index each pack they
+  // decode (reuse()), and complete_index() decodes only the packs none of them did. Among equal tails
+  // the first in OLD (by entry, then offset) is kept, so the index is the same whoever made it.
+  void want_index();
+  void complete_index(unsigned threads);
+  // After complete_index(): a tail of OLD with these bytes' hash and length.
+  std::optional<Tail> content_candidate(const std::vector<uint8_t>& tail) const;
   // How many tails of OLD the content index holds (0 when no path needed it).
-  size_t indexed_tails() const { return tails_.size(); }
+  size_t indexed_tails() const;
   // Whether OLD's tail at `t` is `tail`, byte for byte (the packer's thread only).
   bool same_tail(const Tail& t, const std::vector<uint8_t>& tail);
 
@@ -74,14 +88,26 @@ class Base {
 
  private:
   void index_pages();
-  void index_tails(unsigned threads);
+  // Hashes the tails of OLD's pack `entry`, decoded into `plain`, into the content index, once per pack.
+  void index_pack(uint32_t entry, const std::vector<uint8_t>& plain) const;
   const std::vector<uint8_t>* decoded_pack(uint32_t entry);
 
   const Options& o_;
   std::unique_ptr<Image> image_;
-  std::unordered_map<uint64_t, uint32_t> pages_;                // (ucheck << 17 | usize) -> first such entry
-  std::unordered_map<ContentKey, Tail, ContentKeyHash> tails_;  // the content index, once made
-  bool indexed_ = false;
+  std::unordered_map<uint64_t, uint32_t> pages_;  // (ucheck << 17 | usize) -> first such entry
+
+  // The content index. OLD's tails and where each pack's are, made by want_index() before the workers
+  // may index (hashing_ publishes them); the rest is shared with the workers under index_mu_.
+  struct OldTail {
+    uint32_t entry, offset, len;
+  };
+  std::vector<OldTail> old_tails_;                                      // by (entry, offset)
+  std::unordered_map<uint32_t, std::pair<size_t, size_t>> pack_tails_;  // entry -> its range of old_tails_
+  mutable std::atomic<bool> hashing_{false};
+  mutable std::mutex index_mu_;
+  mutable std::unordered_set<uint32_t> indexed_packs_;
+  mutable std::unordered_map<ContentKey, Tail, ContentKeyHash> tails_;
+  bool complete_ = false;
 
   static constexpr size_t kPackCache = 64;  // decoded tail packs of OLD kept for confirming tails
   struct CachedPack {

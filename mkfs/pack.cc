@@ -109,6 +109,7 @@ class Packer {
   // A directory build: every regular file of the tree, in inode order.
   PackResult pack_tree(const ScanResult& scan, const Tree& tree) {
     r_.files.resize(tree.inode_count());
+    can_park_ = base_ != nullptr;  // r_.files does not move from here on
     for (uint32_t ino = 1; ino <= tree.inode_count(); ++ino) {
       const uint32_t node = tree.order[ino - 1];
       if (S_ISREG(scan.nodes[node].mode)) pack_file(ino, node, scan.nodes[node]);
@@ -155,6 +156,7 @@ class Packer {
 
  private:
   void finish_pages() {
+    if (base_) resolve_parked();
     flush_pack();
     if (base_) send_base_pack();
     r_.pages = pipeline_.finish();
@@ -398,6 +400,11 @@ class Packer {
 
   void add_tail(FileData& f, const std::vector<uint8_t>& tail) {
     if (base_ && reuse_tail(f, tail)) return;
+    add_own_tail(f, tail);
+  }
+
+  // A tail this image stores itself: shared with an equal tail already packed, or added to the pack.
+  void add_own_tail(FileData& f, const std::vector<uint8_t>& tail) {
     ContentKey key{};
     if (o_.dedupe) {
       key = content_key(tail.data(), tail.size());
@@ -460,27 +467,61 @@ class Packer {
   // match makes the worker store the pack again, patched with the new bytes (pipeline.h). A pack whose
   // job already left is checked here, on its own.
   bool reuse_tail(FileData& f, const std::vector<uint8_t>& tail) {
+    if (can_park_ && !base_->has_file(file_path_)) {
+      if (parked_bytes_ + tail.size() <= kParkBytes) {
+        if (parked_.empty()) base_->want_index();
+        parked_.push_back({static_cast<size_t>(&f - r_.files.data()), tail});
+        parked_bytes_ += tail.size();
+        return true;  // decided by resolve_parked()
+      }
+      resolve_parked();  // the earlier ones first, then this one and every later one at once
+    }
     const std::optional<Base::Tail> hit = base_->tail_candidate(file_path_, tail);
-    if (!hit) return false;
+    return hit && take_base_tail(f, *hit, tail);
+  }
+
+  // The tails of paths the base does not have, found by content. Their decision waits, so that the
+  // content index can be made by the workers as they confirm the other tails (base.h); it does not
+  // depend on when they did, nor on the thread count. At most kParkBytes wait: past that, they are
+  // decided on the spot, after the index is completed, as are all that come later.
+  void resolve_parked() {
+    if (!can_park_) return;
+    can_park_ = false;
+    if (parked_.empty()) return;
+    if (pipeline_.submitted() > 0)
+      pipeline_.committed(pipeline_.submitted() - 1);  // all indexed that will be
+    base_->complete_index(o_.threads);
+    for (Parked& p : parked_) {
+      FileData& f = r_.files[p.file];
+      const std::optional<Base::Tail> hit = base_->content_candidate(p.tail);
+      if (!hit || !take_base_tail(f, *hit, p.tail)) add_own_tail(f, p.tail);
+    }
+    parked_ = {};
+    parked_bytes_ = 0;
+  }
+
+  // Makes `tail` the base's tail at `hit`, if its bytes are: gathered as a check on the pack's job, or
+  // compared here when that job already left.
+  bool take_base_tail(FileData& f, const Base::Tail& hit, const std::vector<uint8_t>& tail) {
     const auto [it, fresh] =
-        base_packs_.try_emplace(hit->entry, static_cast<uint32_t>(base_pack_entries_.size()));
+        base_packs_.try_emplace(hit.entry, static_cast<uint32_t>(base_pack_entries_.size()));
     if (fresh) {
       send_base_pack();
       base_pack_entries_.push_back(format::kNone);  // its page table index, once its job is sent
       open_pack_ = std::make_unique<PageJob>();
       open_pack_->tail_pack = true;
-      open_pack_->base_entry = hit->entry;
+      open_pack_->base_entry = hit.entry;
       open_pack_->choice = o_.codec;
       open_ordinal_ = it->second;
       open_offsets_.clear();
     }
     if (open_pack_ && open_ordinal_ == it->second) {
-      if (!gather_check(hit->offset, tail)) return false;
-    } else if (!base_->same_tail(*hit, tail)) {
+      if (!gather_check(hit.offset, tail)) return false;
+    } else if (!base_->same_tail(hit, tail)) {
       return false;
     }
     f.tail_entry = kBasePack | it->second;
-    f.tail_offset = hit->offset;
+    f.tail_offset = hit.offset;
     ++r_.stats.base_tails;
     return true;
   }
@@ -538,7 +579,15 @@ class Packer {
   std::vector<uint32_t> base_pack_entries_;
   std::unordered_map<uint32_t, uint32_t> base_packs_;  // base entry -> index in base_pack_entries_
   std::unique_ptr<PageJob> open_pack_;  // the base pack whose tails are being gathered, or null
-  uint32_t open_ordinal_ = 0;           // its index in base_pack_entries_
+  struct Parked {
+    size_t file;  // index in r_.files
+    std::vector<uint8_t> tail;
+  };
+  static constexpr size_t kParkBytes = size_t{64} << 20;
+  bool can_park_ = false;  // a directory build with --base, until resolve_parked()
+  std::vector<Parked> parked_;
+  size_t parked_bytes_ = 0;
+  uint32_t open_ordinal_ = 0;                          // its index in base_pack_entries_
   std::unordered_map<uint32_t, size_t> open_offsets_;  // its checks by offset
   std::unordered_map<ContentKey, TailRef, ContentKeyHash> tails_;
   PageDecoder dec_;
