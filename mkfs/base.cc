@@ -44,11 +44,6 @@ void Base::index_pages() {
       pages_.try_emplace(page_key(entries[i].ucheck, entries[i].usize), i);
 }
 
-bool Base::has_file(const std::string& path) const {
-  const uint32_t ino = image_->resolve(path);
-  return ino && image_->type(ino) == format::kTypeReg;
-}
-
 void Base::want_index() {
   if (hashing_.load(std::memory_order_relaxed)) return;
   const Image& img = *image_;
@@ -141,16 +136,14 @@ uint32_t Base::page_candidate(const std::vector<uint8_t>& raw) const {
 // decoding to be named (only to be compared, which a worker does once per pack). Decoding every pack of
 // OLD to index its tails by content took about a fifth of a rebuild's CPU time on the Linux tree
 // (bench/results/2026-11-26-update-floor-vm.txt).
-std::optional<Base::Tail> Base::tail_candidate(const std::string& path, const std::vector<uint8_t>& tail) {
+Base::AtPath Base::tail_at_path(const std::string& path, const std::vector<uint8_t>& tail) const {
   const Image& img = *image_;
-  if (const uint32_t ino = img.resolve(path); ino && img.type(ino) == format::kTypeReg) {
-    const format::Inode& in = img.inode(ino);
-    if (in.tail_entry == format::kNone || img.page_ref(ino, img.logical_pages(ino) - 1).length != tail.size())
-      return std::nullopt;
-    return Tail{in.tail_entry, in.tail_offset};  // validated at open: inside its tail pack
-  }
-  complete_index(o_.threads);
-  return content_candidate(tail);
+  const uint32_t ino = img.resolve(path);
+  if (!ino || img.type(ino) != format::kTypeReg) return {};
+  const format::Inode& in = img.inode(ino);
+  if (in.tail_entry == format::kNone || img.page_ref(ino, img.logical_pages(ino) - 1).length != tail.size())
+    return {true, std::nullopt};
+  return {true, Tail{in.tail_entry, in.tail_offset}};  // validated at open: inside its tail pack
 }
 
 bool Base::same_tail(const Tail& t, const std::vector<uint8_t>& tail) {

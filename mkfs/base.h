@@ -46,16 +46,17 @@ class Base {
   // An entry of OLD whose decoded bytes may be these (not a tail pack); kNone if none.
   uint32_t page_candidate(const std::vector<uint8_t>& raw) const;
   // A tail of OLD whose bytes may be `tail`, the last partial page of the file at `path` (relative to
-  // SOURCE): the tail pack's entry and the tail's offset. OLD's file at `path` when it has a tail of that
-  // length; nothing when OLD's file there has another (the file changed); by content (same hash128 and
-  // length) when OLD has no regular file at `path`, which first completes the content index. The packer
-  // has a worker confirm the bytes (PageJob::tail_checks), or same_tail().
+  // SOURCE), looked for at that path: when OLD has a regular file there (`has_file`), its tail if it has
+  // one of that length (else the file changed). For a path OLD does not have, content_candidate() looks
+  // by content. The packer has a worker confirm the bytes (PageJob::tail_checks), or same_tail().
   struct Tail {
     uint32_t entry, offset;
   };
-  std::optional<Tail> tail_candidate(const std::string& path, const std::vector<uint8_t>& tail);
-  // Whether OLD has a regular file at `path`: then tail_candidate() goes by the path, with no index.
-  bool has_file(const std::string& path) const;
+  struct AtPath {
+    bool has_file = false;
+    std::optional<Tail> tail;
+  };
+  AtPath tail_at_path(const std::string& path, const std::vector<uint8_t>& tail) const;
 
   // The content index: every tail of OLD by its hash128 and length, for paths OLD does not have (new or
   // renamed files). Indexing a tail pack means decoding it. The workers decode nearly every tail pack of
@@ -64,7 +65,7 @@ class Base {
   // the first in OLD (by entry, then offset) is kept, so the index is the same whoever made it.
   void want_index();
   void complete_index(unsigned threads);
-  // After complete_index(): a tail of OLD with these bytes' hash and length.
+  // After complete_index(): a tail of OLD with these bytes' hash128 and length.
   std::optional<Tail> content_candidate(const std::vector<uint8_t>& tail) const;
   // How many tails of OLD the content index holds (0 when no path needed it).
   size_t indexed_tails() const;

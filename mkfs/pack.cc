@@ -467,7 +467,9 @@ class Packer {
   // match makes the worker store the pack again, patched with the new bytes (pipeline.h). A pack whose
   // job already left is checked here, on its own.
   bool reuse_tail(FileData& f, const std::vector<uint8_t>& tail) {
-    if (can_park_ && !base_->has_file(file_path_)) {
+    const Base::AtPath at = base_->tail_at_path(file_path_, tail);
+    if (at.has_file) return at.tail && take_base_tail(f, *at.tail, tail);
+    if (can_park_) {
       if (parked_bytes_ + tail.size() <= kParkBytes) {
         if (parked_.empty()) base_->want_index();
         parked_.push_back({static_cast<size_t>(&f - r_.files.data()), tail});
@@ -476,7 +478,8 @@ class Packer {
       }
       resolve_parked();  // the earlier ones first, then this one and every later one at once
     }
-    const std::optional<Base::Tail> hit = base_->tail_candidate(file_path_, tail);
+    base_->complete_index(o_.threads);
+    const std::optional<Base::Tail> hit = base_->content_candidate(tail);
     return hit && take_base_tail(f, *hit, tail);
   }
 
