@@ -129,7 +129,7 @@ struct Avx512 {
   struct Round {
     Vec val[2], total[2], outlen[2];
     Mask lit[2], len[2];
-    uint32_t sum0;  // output bytes of lanes 0-15
+    uint32_t sum0, sum1;  // output bytes of lanes 0-15 and of lanes 16-31
   };
 
   // Looks up every lane's symbol. False if any lane hit end-of-block or an invalid code.
@@ -164,7 +164,8 @@ struct Avx512 {
   // Positions are only needed when a match starts, so commit() computes them; here only the sums.
   GDFS_AVX512 static uint32_t place(Round& rd, size_t) {
     rd.sum0 = static_cast<uint32_t>(_mm512_reduce_add_epi32(rd.outlen[0]));
-    return rd.sum0 + static_cast<uint32_t>(_mm512_reduce_add_epi32(rd.outlen[1]));
+    rd.sum1 = static_cast<uint32_t>(_mm512_reduce_add_epi32(rd.outlen[1]));
+    return rd.sum0 + rd.sum1;
   }
 
   GDFS_AVX512 static bool bad_distance(const Round& rd, uint32_t pending, const OwedMatches& m) {
@@ -234,12 +235,10 @@ struct Avx512 {
     }
     // Each half's positions relative to its first output byte, then absolute.
     const Vec rel0 = _mm512_sub_epi32(prefix_sum16(rd.outlen[0]), rd.outlen[0]);
-    const Vec incl1 = prefix_sum16(rd.outlen[1]);
-    const Vec rel1 = _mm512_sub_epi32(incl1, rd.outlen[1]);
-    const uint32_t sum1 = static_cast<uint32_t>(_mm_extract_epi32(_mm512_extracti32x4_epi32(incl1, 3), 3));
+    const Vec rel1 = _mm512_sub_epi32(prefix_sum16(rd.outlen[1]), rd.outlen[1]);
     const size_t start1 = opos + rd.sum0;
     place_literals(o.data + opos, rd.lit[0], rd.val[0], rel0, rd.sum0);
-    place_literals(o.data + start1, rd.lit[1], rd.val[1], rel1, sum1);
+    place_literals(o.data + start1, rd.lit[1], rd.val[1], rel1, rd.sum1);
     const Vec pos0 = _mm512_add_epi32(rel0, _mm512_set1_epi32(static_cast<int>(opos)));
     const Vec pos1 = _mm512_add_epi32(rel1, _mm512_set1_epi32(static_cast<int>(start1)));
     _mm512_mask_storeu_epi32(m.pos.data(), rd.len[0], pos0);
