@@ -116,10 +116,13 @@ SplitParams split_params_for_level(int level) {
   // Levels 4-7: every split at 8 KiB boundaries, priced by the entropy estimate (36 candidate blocks per
   // page rather than 8): a little smaller output for a small share of these levels' time.
   if (level <= 7) return {8192, false, level >= 4};
+  // Levels 8-9 merge 4 KiB segments left to right and price each candidate with real Huffman codes.
   // Levels 10-12 try every split at 4 KiB segment boundaries (the near-optimal parser prices each block
-  // with its own model, so a better split also steers the parse): smaller output than the greedy merge,
-  // for 136 instead of 16 candidate blocks per page, which only the slowest levels can afford.
-  return {4096, true, level >= 10};
+  // with its own model, so a better split also steers the parse): 136 candidate blocks per page, priced
+  // by the entropy estimate. Real codes for all 136 cost a quarter of level 12's time on binaries and
+  // saved at most 0.03% of the output (bench/results/2026-11-27-codec-level12-speed-zen5-vm.txt).
+  if (level <= 9) return {4096, true};
+  return {4096, false, true};
 }
 
 // A segment joins the current block when coding them together is estimated to cost no more than

@@ -21,14 +21,15 @@ class CostModel {
 
   uint32_t literal(uint8_t b) const { return lit_[b]; }
   uint32_t length(uint32_t len) const { return len_[len < kLongestPriced ? len : kLongestPriced]; }
-  const uint32_t* lengths() const { return len_; }  // length(len) for len <= kLongestPriced
-  // Cost of the distance slot, extra bits included. Inline: the minimum-cost path asks once per match
-  // at every position, so a call would be a visible share of the highest levels' time.
-  uint32_t distance(uint32_t dist) const { return dist_[dist_symbol(dist)]; }
+  // length(len) for len <= kLongestPriced, then three zeros, so four lengths load at once up to the last.
+  const uint32_t* lengths() const { return len_; }
+  // Cost of a distance by its symbol (dist_symbol(dist)), extra bits included. The parser keeps each
+  // match's symbol, so the passes of the minimum-cost path do not derive it again.
+  uint32_t distance_symbol(unsigned sym) const { return dist_[sym]; }
 
  private:
   uint32_t lit_[256];
-  uint32_t len_[kLongestPriced + 1];
+  uint32_t len_[kLongestPriced + 4] = {};
   uint32_t dist_[32];
 };
 

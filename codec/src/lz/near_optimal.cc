@@ -2,6 +2,7 @@
 // tree, then repeatedly choose the minimum-cost token path through the page under a bit-cost model fitted
 // to the previous path's own Huffman statistics.
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <vector>
 #if defined(__SSE2__)
@@ -17,27 +18,29 @@
 namespace gdfs::gdeflate::lz {
 namespace {
 
-// Whether any of four lengths, priced dcost + len_cost[j] + to_end[j], costs less than `best`. The
-// minimum-cost path tries every length of every match, and most lengths beat nothing, so four are
-// ruled out at once and only a group with a cheaper one is walked length by length, in order, which
-// keeps the path (and the output) exactly what the one-at-a-time loop chooses. Costs stay below 2^31.
-inline bool any_cheaper4(const uint32_t* len_cost, const uint32_t* to_end, uint32_t dcost, uint32_t best) {
+// Which of four lengths len..len+3, priced dcost + len_cost[j] + to_end[j], cost less than `best`: bit j
+// for length len+j. The minimum-cost path tries every length of every match, and most lengths beat
+// nothing, so four are ruled out at once and only the cheaper ones are priced again one by one, in
+// order, which keeps the path (and the output) exactly what a one-at-a-time loop chooses. Costs stay
+// below 2^31, so signed compares are exact.
+inline unsigned cheaper4(const uint32_t* len_cost, const uint32_t* to_end, uint32_t dcost, uint32_t best) {
 #if defined(__SSE2__)
   const __m128i c = _mm_add_epi32(_mm_add_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(len_cost)),
                                                 _mm_loadu_si128(reinterpret_cast<const __m128i*>(to_end))),
                                   _mm_set1_epi32(static_cast<int>(dcost)));
-  return _mm_movemask_epi8(_mm_cmpgt_epi32(_mm_set1_epi32(static_cast<int>(best)), c)) != 0;
+  return static_cast<unsigned>(
+      _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(_mm_set1_epi32(static_cast<int>(best)), c))));
 #else
-  bool any = false;
-  for (int j = 0; j < 4; ++j) any |= dcost + len_cost[j] + to_end[j] < best;
-  return any;
+  unsigned mask = 0;
+  for (unsigned j = 0; j < 4; ++j) mask |= (dcost + len_cost[j] + to_end[j] < best ? 1u : 0u) << j;
+  return mask;
 #endif
 }
 
 class NearOptimalParser final : public Parser {
  public:
   explicit NearOptimalParser(const OptParams& p)
-      : p_(p), first_(65537), cost_(65537), choice_(65536), cache_(65536 * 4), merged_(p.depth + 2) {}
+      : p_(p), first_(65537), cost_(65537 + 3), choice_(65536), cache_(65536 * 4), merged_(p.depth + 2) {}
 
   TokenSpan parse(const uint8_t* in, size_t n) override {
     const uint32_t n32 = static_cast<uint32_t>(n);
@@ -90,6 +93,7 @@ class NearOptimalParser final : public Parser {
   // (the longest). Every pass then walks fewer entries with the same (length, distance) candidates in
   // the same order. The last entry keeps the position's longest match and its own distance.
   void merge_by_nearest(uint32_t n) {
+    if (dsym_.size() < first_[n]) dsym_.resize(first_[n]);
     uint32_t out = 0;
     for (uint32_t pos = 0; pos < n; ++pos) {
       const uint32_t a = first_[pos], b = first_[pos + 1];
@@ -102,7 +106,11 @@ class NearOptimalParser final : public Parser {
         merged_[kept++] = Match{cache_[k].len, near};
       }
       // out <= a: the position's entries were read before any of them is overwritten.
-      while (kept) cache_[out++] = merged_[--kept];
+      while (kept) {
+        const Match m = merged_[--kept];
+        dsym_[out] = static_cast<uint8_t>(dist_symbol(m.dist));
+        cache_[out++] = m;
+      }
     }
     first_[n] = out;
   }
@@ -155,7 +163,7 @@ class NearOptimalParser final : public Parser {
       uint32_t len = kMinMatch;
       for (uint32_t k = a; k < b; ++k) {
         const uint32_t dist = cache_[k].dist;
-        const uint32_t dcost = model.distance(dist);
+        const uint32_t dcost = model.distance_symbol(dsym_[k]);
         const auto consider = [&](uint32_t l) {
           const uint32_t c = dcost + model.length(l) + cost_[i + l];
           if (c < best) {
@@ -163,10 +171,18 @@ class NearOptimalParser final : public Parser {
             pick = Token::match(l, dist);
           }
         };
+        // Groups of four, the last one cut by a lane mask: cost_ and the length table are padded so
+        // that the lanes past v_end read initialised values.
         const uint32_t end = cache_[k].len;
-        for (const uint32_t v_end = min_u32(end, CostModel::kLongestPriced); len + 3 <= v_end; len += 4)
-          if (any_cheaper4(model.lengths() + len, &cost_[i + len], dcost, best))
-            for (uint32_t l = len; l < len + 4; ++l) consider(l);
+        const uint32_t v_end = min_u32(end, CostModel::kLongestPriced);
+        if (len <= v_end) {
+          for (uint32_t g = len; g <= v_end; g += 4) {
+            const unsigned live = v_end - g >= 3 ? 0xFu : (1u << (v_end - g + 1)) - 1;
+            for (unsigned m = cheaper4(model.lengths() + g, &cost_[i + g], dcost, best) & live; m; m &= m - 1)
+              consider(g + static_cast<uint32_t>(std::countr_zero(m)));
+          }
+          len = v_end + 1;
+        }
         for (; len <= end; ++len) consider(len);
       }
       cost_[i] = best;
@@ -194,6 +210,7 @@ class NearOptimalParser final : public Parser {
   std::vector<Token> choice_;
   std::vector<Match> cache_;
   std::vector<Match> merged_;  // one position's matches in merge_by_nearest()
+  std::vector<uint8_t> dsym_;  // dsym_[k]: dist_symbol() of cache_[k], derived once for every pass
   TokenBuf buf_;
 };
 

@@ -77,7 +77,7 @@ constexpr LevelParams kLevels[] = {
     {kNearOptimal,     40,    80,          0,           0,     0,     0,            0,      2},  //  9
     {kNearOptimal,     64,   128,          0,           0,     0,     0,            0,      2},  // 10
     {kNearOptimal,    100,   192,          0,           0,     0,     0,            0,      3},  // 11
-    {kNearOptimal,    200,   258,          0,           0,     0,     0,            0,      4},  // 12
+    {kNearOptimal,    200,   258,          0,           0,     0,     0,            0,      3},  // 12
 };
 // clang-format on
 static_assert(std::size(kLevels) == 13, "one entry per level, 0..12");
