@@ -188,6 +188,50 @@ TEST_F(Engine, RandomReadsMatchTheReader) {
   }
 }
 
+// Reads inside one cached page take read_cached's short path: the same bytes and the same counters as
+// the general path, including in a tail pack (the file's bytes at an offset inside the page) and at the
+// end of a file; reads across pages, misses and directories still go the general way.
+TEST_F(Engine, ReadsInsideOneCachedPageAreHitsWithTheirBytes) {
+  Rig rig(*dir_ / "img", 64 << 20, true, 0);
+  struct Case {
+    std::string file;
+    uint64_t off;
+    size_t len;
+  };
+  const std::vector<Case> cases = {{"/big", 100000, 4096}, {"/big", 65536, 65536}, {"/big", 3000000, 4096},
+                                   {"/s3", 10, 200},       {"/s19", 0, 1 << 20},   {"/noise", 131072, 1}};
+  for (const Case& c : cases) {
+    const Bytes want = rig.truth(c.file, c.off, c.len);
+    Bytes got;
+    ASSERT_EQ(rig.read(c.file, c.off, c.len, got), 0);  // loads the page
+    ASSERT_EQ(got, want) << c.file << " " << c.off;
+    const uint64_t hits = Stats::get(rig.stats.cache_hits), misses = Stats::get(rig.stats.cache_misses);
+    const uint64_t reads = Stats::get(rig.stats.reads), served = Stats::get(rig.stats.bytes_served);
+    ASSERT_EQ(rig.read(c.file, c.off, c.len, got), 0);  // the short path
+    EXPECT_EQ(got, want) << c.file << " " << c.off;
+    EXPECT_EQ(Stats::get(rig.stats.cache_hits), hits + 1) << c.file;
+    EXPECT_EQ(Stats::get(rig.stats.cache_misses), misses) << c.file;
+    EXPECT_EQ(Stats::get(rig.stats.reads), reads + 1) << c.file;
+    EXPECT_EQ(Stats::get(rig.stats.bytes_served), served + want.size()) << c.file;
+  }
+  EXPECT_EQ(rig.truth("/big", 3000000, 4096).size(), 17u);  // the end-of-file case was clipped
+  // Across two cached pages: the general path, one hit per page.
+  Bytes got;
+  ASSERT_EQ(rig.read("/big", 2 * 65536, 10, got), 0);  // loads page 2 (page 1 is cached)
+  const uint64_t hits = Stats::get(rig.stats.cache_hits);
+  ASSERT_EQ(rig.read("/big", 100000 - 10, 40000, got), 0);
+  EXPECT_EQ(got, rig.truth("/big", 100000 - 10, 40000));
+  EXPECT_EQ(Stats::get(rig.stats.cache_hits), hits + 2);
+  // Past the end, zero-length and a directory.
+  EXPECT_EQ(rig.read("/big", 4000000, 10, got), 0);
+  EXPECT_TRUE(got.empty());
+  EXPECT_EQ(rig.read("/big", 100000, 0, got), 0);
+  EXPECT_TRUE(got.empty());
+  std::vector<Slice> slices;
+  EXPECT_EQ(rig.engine->read(rig.image->resolve("/"), 0, 10, slices), EISDIR);
+  EXPECT_EQ(Stats::get(rig.stats.read_errors), 0u);
+}
+
 TEST_F(Engine, LargeReadIsOneCoalescedBatch) {
   Rig rig(*dir_ / "img", 64 << 20, true, 0);
   Bytes got;

@@ -143,6 +143,8 @@ class ReadEngine {
   };
   // `entries` sorted by stored offset.
   FetchPlan plan_fetch(std::span<const uint64_t> entries) const;
+  // A read inside one cached page, as slices; false for any other read (see the definition).
+  bool read_cached(uint32_t ino, uint64_t offset, size_t len, std::vector<Slice>& out);
   // Pages of one extent: refs of its logical pages, wants of those that are not holes. EISDIR or 0.
   int plan_extent(const Extent& x, std::vector<PageRef>& refs, std::vector<Want>& wants) const;
   // Slices of one extent from its resolved wants; 0 or EIO (with `message` set).
