@@ -27,7 +27,6 @@ struct Decompressor::Impl {
   std::array<uint32_t, kTablesSize> dynamic_tables;  // litlen, then distance (decoder_rounds.h)
   std::array<uint32_t, kTablesSize> fixed_tables;
   std::array<uint32_t, kPrecodeTableSize> precode;
-  std::array<uint8_t, kMaxPageBytes + kOutputSlack> scratch;  // AVX-512 output, with room for wide stores
   DecodePath path;
   const SimdRounds* simd;  // the path's SIMD loops; null on the scalar path
 
@@ -227,14 +226,8 @@ PageStatus Decompressor::Impl::decode(const uint8_t* in, size_t in_size, uint8_t
   if (in_size % 4 != 0 || in_size < 4 * kLanes) return PageStatus::kBadData;
   LaneReader r;
   r.init(in, in_size / 4);
-  // The AVX-512 path stores whole vectors past the bytes it produces, so it decodes into our scratch
-  // page, which has slack; the AVX2 and scalar paths write exactly and decode in place.
-  const bool wide = path == DecodePath::kAvx512;
-  Output o{wide ? scratch.data() : out, out_size, 0};
-  const PageStatus s = decode_blocks(r, o);
-  if (s == PageStatus::kOk && wide && out_size)
-    std::memcpy(out, scratch.data(), out_size);  // out may be null if 0
-  return s;
+  Output o{out, out_size, 0};
+  return decode_blocks(r, o);
 }
 
 Decompressor::Decompressor(DecodePath path) : impl_(std::make_unique<Impl>(path)) {}

@@ -88,7 +88,7 @@ struct Avx512 {
 
   // Exact match copy: masked stores end the copy at dst+len, so the bytes after it (literals of higher
   // lanes, already final) are never touched and writes need no particular order. Loads may read up to
-  // 31 bytes past the source, which stays inside the output page plus its slack.
+  // 31 bytes past the source, never past dst+len: the page decodes in place, in a buffer of its size.
   GDFS_AVX512 static void copy_match(uint8_t* dst, uint32_t dist, uint32_t len) {
     const uint8_t* src = dst - dist;
     if (dist >= 32) {
@@ -228,8 +228,9 @@ struct Avx512 {
       size_t p = opos;
       for (int h = 0; h < 2; ++h) {
         const __m128i bytes = _mm512_cvtepi32_epi8(_mm512_maskz_compress_epi32(rd.lit[h], rd.val[h]));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(o.data + p), bytes);
-        p += _mm_popcnt_u32(rd.lit[h]);
+        const unsigned n = _mm_popcnt_u32(rd.lit[h]);
+        _mm_mask_storeu_epi8(o.data + p, static_cast<__mmask16>(_bzhi_u32(0xFFFF, n)), bytes);
+        p += n;
       }
       return;
     }

@@ -11,12 +11,13 @@
 
 namespace gdfs::gdeflate {
 
+// Every path writes exactly [data, data + size): no store, however wide, reaches past the bytes it
+// produces, so a page decodes in place into a buffer of exactly its size.
 struct Output {
-  uint8_t* data;  // on the AVX-512 path, has kOutputSlack writable bytes past `size` for wide stores
+  uint8_t* data;
   size_t size;
   size_t pos;
 };
-inline constexpr size_t kOutputSlack = 64;
 
 // Matches whose length was decoded in the previous round and whose distance is owed this round.
 struct OwedMatches {
