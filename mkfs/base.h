@@ -104,7 +104,7 @@ class Base {
   };
   std::vector<OldTail> old_tails_;                                      // by (entry, offset)
   std::unordered_map<uint32_t, std::pair<size_t, size_t>> pack_tails_;  // entry -> its range of old_tails_
-  mutable std::atomic<bool> hashing_{false};
+  std::atomic<bool> hashing_{false};
   mutable std::mutex index_mu_;
   mutable std::unordered_set<uint32_t> indexed_packs_;
   mutable std::unordered_map<ContentKey, Tail, ContentKeyHash> tails_;

@@ -582,6 +582,9 @@ class Packer {
   std::vector<uint32_t> base_pack_entries_;
   std::unordered_map<uint32_t, uint32_t> base_packs_;  // base entry -> index in base_pack_entries_
   std::unique_ptr<PageJob> open_pack_;  // the base pack whose tails are being gathered, or null
+  uint32_t open_ordinal_ = 0;           // its index in base_pack_entries_
+  std::unordered_map<uint32_t, size_t> open_offsets_;  // its checks by offset
+  // Tails at paths the base lacks, waiting for resolve_parked().
   struct Parked {
     size_t file;  // index in r_.files
     std::vector<uint8_t> tail;
@@ -590,8 +593,6 @@ class Packer {
   bool can_park_ = false;  // a directory build with --base, until resolve_parked()
   std::vector<Parked> parked_;
   size_t parked_bytes_ = 0;
-  uint32_t open_ordinal_ = 0;                          // its index in base_pack_entries_
-  std::unordered_map<uint32_t, size_t> open_offsets_;  // its checks by offset
   std::unordered_map<ContentKey, TailRef, ContentKeyHash> tails_;
   PageDecoder dec_;
   std::vector<uint8_t> stored_;
