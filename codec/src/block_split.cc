@@ -120,7 +120,7 @@ SplitParams split_params_for_level(int level) {
   // Levels 10-12 try every split at 4 KiB segment boundaries (the near-optimal parser prices each block
   // with its own model, so a better split also steers the parse): 136 candidate blocks per page, priced
   // by the entropy estimate. Real codes for all 136 cost a quarter of level 12's time on binaries and
-  // saved at most 0.03% of the output (bench/results/2026-11-27-codec-level12-speed-zen5-vm.txt).
+  // saved about 0.03% of the output (bench/results/2026-11-27-codec-level12-speed-zen5-vm.txt).
   if (level <= 9) return {4096, true};
   return {4096, false, true};
 }
