@@ -55,6 +55,7 @@ format::Superblock make_superblock(const Options& o, const Timestamp& time, cons
   if (pack.pages.stats.deduped > 0) sb.compat |= kCompatDedupe;
   if (pack.stats.tail_packs > 0) sb.compat |= kCompatTailPack;
   if (pack.pages.stats.pages_bitpack > 0) sb.incompat |= kIncompatBitpack;  // dedupe copies, never adds
+  if (pack.pages.stats.pages_x86 > 0) sb.incompat |= kIncompatX86;
   const auto uuid = content_uuid(meta.bytes, pack.pages.entries);
   std::memcpy(sb.uuid, uuid.data(), uuid.size());
   std::memcpy(sb.label, o.label.data(), std::min(o.label.size(), sizeof sb.label));
@@ -66,8 +67,7 @@ format::Superblock make_superblock(const Options& o, const Timestamp& time, cons
   sb.meta_offset = meta_offset;
   sb.meta_size = stored.region.size();
   sb.image_size = meta_offset + sb.meta_size;
-  if (layers.count > 0) {  // only a layered image needs format 2.1: any other stays readable by 2.0
-    sb.minor = kMinorLayers;
+  if (layers.count > 0) {
     sb.incompat |= kIncompatLayers;
     sb.layers_offset = align_up(sb.image_size, kSectionAlign);
     sb.layers_size = static_cast<uint32_t>(layers.region.size());
@@ -75,6 +75,8 @@ format::Superblock make_superblock(const Options& o, const Timestamp& time, cons
     sb.layers_checksum = checksum64(layers.region.data(), layers.region.size());
     sb.image_size = sb.layers_offset + sb.layers_size;
   }
+  // The lowest minor the image needs, so that older readers still take every image they can read.
+  sb.minor = minor_needed(sb.incompat, sb.compat);
   sb.meta_checksum = checksum64(stored.region.data(), stored.region.size());
   sb.meta_usize = meta.bytes.size();
   sb.meta_ucheck = checksum64(meta.bytes.data(), meta.bytes.size());
@@ -102,6 +104,7 @@ Summary summarize(const Options& o, const ScanResult& scan, const Tree& tree, co
   s.pages_gdeflate = p.pages_gdeflate;
   s.pages_stored = p.pages_stored;
   s.pages_bitpack = p.pages_bitpack;
+  s.pages_x86 = p.pages_x86;
   s.hole_pages = pack.stats.hole_pages;
   s.deduped_pages = p.deduped;
   s.dedup_bytes = p.dedup_bytes;

@@ -117,6 +117,10 @@ void add_options(CLI::App& app, Options& o, bool& all_root) {
       ->check(kCodecRule);
   app.add_flag_callback(
       "--no-dedupe", [&o] { o.dedupe = false; }, "Do not share identical pages and file tails");
+  app.add_flag_callback(
+      "--no-x86-filter", [&o] { o.x86_filter = false; },
+      "Do not run pages that look like x86 machine code through the branch filter before GDeflate "
+      "(images then stay readable by readers of format 2.2)");
   app.add_option("--tail-pack-limit", o.tail_pack_limit,
                  "Pack a file's last partial page with other files' only when it is at most BYTES bytes; "
                  "larger ones get a page of their own (0: no tail packs, for files read in random order, "

@@ -25,6 +25,7 @@ struct Options {
   unsigned threads = 0;        // compression workers; 0 = one per core (resolved by finish_options)
   uint32_t page_size = 65536;  // power of two, 4096..65536
   bool dedupe = true;
+  bool x86_filter = true;  // pages that look like x86 code get the branch filter (gdfs/x86_filter.h)
   // --tail-pack-limit: a file's last partial page goes into a tail pack only when it has at most this
   // many bytes, else it is a page of its own. A read of a packed tail decodes the whole pack, so files
   // read in random order (a dataset's samples) read fewer bytes with 0; trees read in order compress

@@ -104,7 +104,7 @@ class Packer {
         progress_(progress),
         page_(o.page_size),
         prefetch_(o, std::move(small), o.threads),
-        pipeline_(image, progress, o.level, o.threads, base, o.layered) {}
+        pipeline_(image, progress, o.level, o.x86_filter, o.threads, base, o.layered) {}
 
   // A directory build: every regular file of the tree, in inode order.
   PackResult pack_tree(const ScanResult& scan, const Tree& tree) {

@@ -17,12 +17,28 @@ std::span<const uint8_t> stored_bytes(const PageJob& job) {
                                                           : std::span<const uint8_t>(job.packed);
 }
 
+void count_codec(PipelineStats& st, uint8_t codec) {
+  switch (codec) {
+    case format::kCodecStored:
+      ++st.pages_stored;
+      break;
+    case format::kCodecBitpack:
+      ++st.pages_bitpack;
+      break;
+    case format::kCodecGDeflateX86:
+      ++st.pages_x86;
+      [[fallthrough]];
+    default:
+      ++st.pages_gdeflate;
+  }
+}
+
 }  // namespace
 
-void compress_job(PageJob& job, gdeflate::Compressor& comp) {
+void compress_job(PageJob& job, gdeflate::Compressor& comp, bool x86_filter) {
   page::Encoded e;
   e.bytes = std::move(job.packed);  // reuse its capacity
-  page::encode_page(job.raw, job.choice, comp, e);
+  page::encode_page(job.raw, job.choice, comp, e, x86_filter);
   job.codec = e.codec;
   job.param = e.param;
   job.packed = std::move(e.bytes);
@@ -43,11 +59,12 @@ void read_entry(const ImageWriter& image, const format::PageEntry& e, PageDecode
     throw std::logic_error("a page just written does not decode (" + codec_name(e.codec) + ")");
 }
 
-Pipeline::Pipeline(ImageWriter& image, Progress& progress, int level, unsigned threads, const Base* base,
-                   bool layered)
+Pipeline::Pipeline(ImageWriter& image, Progress& progress, int level, bool x86_filter, unsigned threads,
+                   const Base* base, bool layered)
     : image_(image),
       progress_(progress),
       level_(level),
+      x86_filter_(x86_filter),
       base_(base),
       layered_(layered),
       max_in_flight_(4 * size_t{threads} + 8) {
@@ -152,7 +169,7 @@ void Pipeline::worker() {
         work_.pop_front();
       }
       if (job->base_entry == format::kNone || !base_->reuse(*job, layered_, dec, buf))
-        compress_job(*job, comp);
+        compress_job(*job, comp, x86_filter_);
       bool oldest = false;
       {
         std::lock_guard lock(mu_);
@@ -214,7 +231,7 @@ void Pipeline::commit(PageJob& job, gdeflate::Compressor& comp, PageDecoder& dec
       st.dedup_stored_bytes += e.csize;
     } else {
       ++st.collisions;
-      compress_job(job, comp);
+      compress_job(job, comp, x86_filter_);
     }
   }
   if (job.reused) {
@@ -231,9 +248,7 @@ void Pipeline::commit(PageJob& job, gdeflate::Compressor& comp, PageDecoder& dec
     e.flags = job.tail_pack ? format::kPageTailPack : 0;
     image_.write_at(e.offset, bytes.data(), bytes.size());
     result_.data_end = e.offset + bytes.size();
-    ++(job.codec == format::kCodecStored    ? st.pages_stored
-       : job.codec == format::kCodecBitpack ? st.pages_bitpack
-                                            : st.pages_gdeflate);
+    count_codec(st, job.codec);
     progress_.bytes_out = result_.data_end - format::kDataOffset;
   }
   std::lock_guard lock(mu_);
@@ -259,9 +274,7 @@ void Pipeline::commit_reused(const PageJob& job, format::PageEntry& e) {
   ++st.reused;
   st.reused_bytes += e.usize;
   st.reused_stored_bytes += e.csize;
-  ++(e.codec == format::kCodecStored    ? st.pages_stored
-     : e.codec == format::kCodecBitpack ? st.pages_bitpack
-                                        : st.pages_gdeflate);
+  count_codec(st, e.codec);
   if (layered_) return;
   e.offset = format::align_up(result_.data_end, format::kPageAlign);
   image_.write_at(e.offset, job.packed.data(), job.packed.size());

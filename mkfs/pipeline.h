@@ -57,6 +57,7 @@ struct PageJob {
 struct PipelineStats {
   uint64_t pages_gdeflate = 0, pages_stored = 0;  // entries with their own data (tail packs included)
   uint64_t pages_bitpack = 0;
+  uint64_t pages_x86 = 0;                            // of pages_gdeflate, those with the x86 branch filter
   uint64_t deduped = 0;                              // entries sharing an earlier entry's data
   uint64_t dedup_bytes = 0, dedup_stored_bytes = 0;  // uncompressed / stored bytes not written again
   uint64_t collisions = 0;                           // candidates that turned out different
@@ -72,9 +73,10 @@ struct PipelineResult {
 
 class Pipeline {
  public:
+  // `x86_filter`: pages that look like x86 code get the branch filter (page::encode_page).
   // `base`: the image reused pages come from (--base), or null; `layered`: reused pages stay there.
-  Pipeline(ImageWriter& image, Progress& progress, int level, unsigned threads, const Base* base = nullptr,
-           bool layered = false);
+  Pipeline(ImageWriter& image, Progress& progress, int level, bool x86_filter, unsigned threads,
+           const Base* base = nullptr, bool layered = false);
   ~Pipeline();  // stops and joins the threads if finish() was not reached (an error unwinding)
   Pipeline(const Pipeline&) = delete;
   Pipeline& operator=(const Pipeline&) = delete;
@@ -100,6 +102,7 @@ class Pipeline {
   ImageWriter& image_;
   Progress& progress_;
   int level_;
+  bool x86_filter_;
   const Base* base_;
   bool layered_;
   size_t max_in_flight_;
@@ -125,7 +128,7 @@ class Pipeline {
 };
 
 // Encodes `raw` into `job` as its `choice` says (gdfs/page_encode.h), with `comp` for GDeflate.
-void compress_job(PageJob& job, gdeflate::Compressor& comp);
+void compress_job(PageJob& job, gdeflate::Compressor& comp, bool x86_filter);
 // Reads an entry's stored bytes back from the image and decodes them into `out` (entry.usize bytes).
 void read_entry(const ImageWriter& image, const format::PageEntry& e, PageDecoder& dec,
                 std::vector<uint8_t>& stored, std::vector<uint8_t>& out);

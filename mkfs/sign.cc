@@ -96,8 +96,8 @@ std::vector<uint8_t> sign_image(const std::string& key_path, format::Superblock&
     throw MkfsError(std::string("--sign: ") + e.what());
   }
   const std::vector<uint8_t> digests = page_digests(entries, image, base, layers, threads);
-  sb.minor = std::max(sb.minor, kMinorSigned);
   sb.compat |= kCompatSigned;
+  sb.minor = minor_needed(sb.incompat, sb.compat);
   sb.sig_offset = align_up(sb.image_size, kSectionAlign);
   sb.sig_size = sizeof(SignatureHeader) + digests.size();
   SignatureHeader h{};

@@ -16,6 +16,7 @@ struct Summary {
   uint64_t image_bytes = 0;
   uint64_t pages_gdeflate = 0, pages_stored = 0;  // page entries with their own data, tail packs included
   uint64_t pages_bitpack = 0;
+  uint64_t pages_x86 = 0;  // of pages_gdeflate, those with the x86 branch filter
   uint64_t hole_pages = 0;
   uint64_t deduped_pages = 0, dedup_bytes = 0, dedup_stored_bytes = 0;
   uint64_t tails = 0, tail_packs = 0, tail_bytes = 0, tail_dedupe_hits = 0;

@@ -7,6 +7,7 @@
 #include "gdeflate_warp.h"
 #include "gdfs/gpu_page.h"
 #include "simt.h"
+#include "x86_warp.h"
 
 namespace gdfs::gpu {
 
@@ -62,6 +63,13 @@ GDFS_DEV PageStatus decode_page_warp(const DevicePage& p, WarpSmem& sm) {
       return gdeflate_decode_warp(p, sm.gdeflate);
     case format::kCodecBitpack:
       return bitpack_decode_warp(p, sm.bitpack);
+    case format::kCodecGDeflateX86: {
+      const PageStatus s = gdeflate_decode_warp(p, sm.gdeflate);
+      if (s != PageStatus::kOk) return s;
+      simt::syncwarp();  // the decoder's stores, seen by every lane
+      x86_decode_warp(p.out, p.out_size);
+      return s;
+    }
   }
   return PageStatus::kUnsupported;
 }

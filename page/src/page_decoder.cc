@@ -4,6 +4,7 @@
 
 #include "gdfs/checksum.h"
 #include "gdfs/page.h"
+#include "gdfs/x86_filter.h"
 
 namespace gdfs {
 
@@ -15,6 +16,8 @@ std::string codec_name(uint8_t codec) {
       return "gdeflate";
     case format::kCodecBitpack:
       return "bitpack";
+    case format::kCodecGDeflateX86:
+      return "gdeflate-x86";
   }
   return "codec " + std::to_string(codec);
 }
@@ -46,6 +49,11 @@ PageStatus PageDecoder::decode_codec(uint8_t codec, uint16_t param, const uint8_
       return PageStatus::kOk;
     case format::kCodecGDeflate:
       return impl_->gdeflate.decompress(in, in_size, out, out_size);
+    case format::kCodecGDeflateX86: {
+      const PageStatus s = impl_->gdeflate.decompress(in, in_size, out, out_size);
+      if (s == PageStatus::kOk) x86::decode(out, out_size);
+      return s;
+    }
     case format::kCodecBitpack: {
       const auto p = bitpack::from_param(param);  // Image::open validated it; a bare entry may not be
       if (!p) return PageStatus::kUnsupported;

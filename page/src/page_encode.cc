@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "gdfs/format.h"
+#include "gdfs/x86_filter.h"
 
 namespace gdfs::page {
 
@@ -195,13 +196,23 @@ void encode_bitpack(const std::vector<uint8_t>& raw, const BitpackGuess& g, Enco
   out.param = bitpack::to_param(g.params);
 }
 
-// GDeflate into out.bytes; returns its size (compress_bound always suffices).
-size_t encode_gdeflate(const std::vector<uint8_t>& raw, gdeflate::Compressor& comp, Encoded& out) {
+// GDeflate into out.bytes, after the x86 branch filter when `x86_filter` and the page looks like x86
+// machine code; returns its size (compress_bound always suffices).
+size_t encode_gdeflate(const std::vector<uint8_t>& raw, gdeflate::Compressor& comp, bool x86_filter,
+                       Encoded& out) {
+  const uint8_t* in = raw.data();
+  out.codec = format::kCodecGDeflate;
+  thread_local std::vector<uint8_t> filtered;
+  if (x86_filter && x86::looks_like_code(raw.data(), raw.size())) {
+    filtered.assign(raw.begin(), raw.end());
+    x86::encode(filtered.data(), filtered.size());
+    in = filtered.data();
+    out.codec = format::kCodecGDeflateX86;
+  }
   out.bytes.resize(gdeflate::compress_bound(raw.size()));
-  const size_t n = comp.compress(raw.data(), raw.size(), out.bytes.data(), out.bytes.size());
+  const size_t n = comp.compress(in, raw.size(), out.bytes.data(), out.bytes.size());
   if (n == 0) throw std::logic_error("GDeflate compressor exceeded compress_bound");
   out.bytes.resize(n);
-  out.codec = format::kCodecGDeflate;
   out.param = 0;
   return n;
 }
@@ -209,14 +220,14 @@ size_t encode_gdeflate(const std::vector<uint8_t>& raw, gdeflate::Compressor& co
 }  // namespace
 
 void encode_page(const std::vector<uint8_t>& raw, CodecChoice choice, gdeflate::Compressor& comp,
-                 Encoded& out) {
+                 Encoded& out, bool x86_filter) {
   size_t best = raw.size();  // stored, unless something is smaller
   out = {format::kCodecStored, 0, {}};
   const bool try_gdeflate =
       choice != CodecChoice::kBitpack &&
       !(comp.level() <= kMaxShortcutLevel && looks_incompressible(raw.data(), raw.size()));
   if (try_gdeflate) {
-    const size_t n = encode_gdeflate(raw, comp, out);
+    const size_t n = encode_gdeflate(raw, comp, x86_filter, out);
     if (n < best) {
       best = n;
     } else {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <set>
@@ -157,6 +158,17 @@ class GpuDecode : public ::testing::Test {
     for (auto& b : noise) b = static_cast<uint8_t>((x = x * 6364136223846793005ull + 1) >> 56);
     test::write_bytes(src + "/noise", noise);
     test::write_bytes(src + "/samples.pcm", pcm(8 * 32768));
+    // A call every 16 bytes to one of 8 functions, between other bytes: x86-filtered pages, no two alike.
+    Bytes calls(4 * 65536);
+    for (size_t i = 0; i < calls.size(); ++i)
+      calls[i] = static_cast<uint8_t>((x = x * 6364136223846793005ull + 1) >> 60);
+    for (size_t i = 0; i + 5 <= calls.size(); i += 16) {
+      const uint32_t rel = static_cast<uint32_t>(0x1000 * (x >> 61)) - static_cast<uint32_t>(i % 65536 + 5);
+      x = x * 6364136223846793005ull + 1;
+      calls[i] = 0xE8;
+      std::memcpy(&calls[i + 1], &rel, 4);
+    }
+    test::write_bytes(src + "/calls.bin", calls);
     ASSERT_EQ(test::run_mkfs({"-q", "--codec-for", "*.pcm=auto", src, *dir_ / "img"}).code, 0);
     image_ = Image::open(*dir_ / "img").release();
     for (uint64_t e = 0; e < image_->pages().size(); ++e)
@@ -177,7 +189,8 @@ class GpuDecode : public ::testing::Test {
 TEST_F(GpuDecode, ImageHasEveryCodec) {
   std::set<uint8_t> codecs;
   for (uint64_t e : full_) codecs.insert(image_->pages()[e].codec);
-  EXPECT_EQ(codecs, (std::set<uint8_t>{format::kCodecStored, format::kCodecGDeflate, format::kCodecBitpack}));
+  EXPECT_EQ(codecs, (std::set<uint8_t>{format::kCodecStored, format::kCodecGDeflate, format::kCodecBitpack,
+                                       format::kCodecGDeflateX86}));
 }
 
 TEST_F(GpuDecode, ConcurrentCallersShareBatches) {

@@ -13,10 +13,11 @@ for spec in "$@"; do bin[${spec%%=*}]=${spec#*=}; done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# The newest format version mkfs.gdfs writes, which the tools report: a signed image's (2.2 and later;
-# an unsigned, standalone image stays at the lowest minor it needs).
+# The newest format version mkfs.gdfs writes, which the tools report: that of a signed image with a page
+# of x86 calls (2.3; an image without them stays at the lowest minor it needs).
 mkdir "$work/tree"
 echo hello >"$work/tree/file"
+for i in $(seq 2000); do printf '\xe8\x10\x00\x00\x00'; done >"$work/tree/calls"
 openssl genpkey -algorithm ed25519 -out "$work/key.pem"
 "${bin[mkfs.gdfs]}" -q --sign "$work/key.pem" "$work/tree" "$work/image"
 format=$("${bin[gdfs-inspect]}" info --json "$work/image" | sed -n 's/^ *"version": "\([0-9.]*\)",$/\1/p')

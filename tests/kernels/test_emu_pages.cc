@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "emu/warp_emu.h"
+#include "gdfs/x86_filter.h"
 #include "page_warp.h"
 #include "test_util.h"
 
@@ -53,14 +54,14 @@ TEST(EmuPages, ZeroPagesFillAndTakeNoInput) {
 }
 
 TEST(EmuPages, UnknownCodecsAreUnsupported) {
-  for (unsigned c : {4u, 9u, 255u})
+  for (unsigned c : {5u, 9u, 255u})
     EXPECT_EQ(run_page(static_cast<format::Codec>(c), Bytes(128, 0), 10).result, PageStatus::kUnsupported)
         << c;
 }
 
 TEST(EmuPages, NoCodecTakesMoreThan64KiB) {
-  for (format::Codec c :
-       {gpu::kZeroFill, format::kCodecStored, format::kCodecGDeflate, format::kCodecBitpack})
+  for (format::Codec c : {gpu::kZeroFill, format::kCodecStored, format::kCodecGDeflate, format::kCodecBitpack,
+                          format::kCodecGDeflateX86})
     EXPECT_EQ(run_page(c, Bytes(65537, 0), 65537).result, PageStatus::kSizeMismatch);
 }
 
@@ -70,6 +71,25 @@ TEST(EmuPages, GdeflatePageThroughTheDispatch) {
   const PageRun r = run_page(format::kCodecGDeflate, encode(c, raw), raw.size());
   ASSERT_EQ(r.result, PageStatus::kOk);
   EXPECT_TRUE(r.out == raw);
+}
+
+// Codec 4: GDeflate, then the x86 filter's inverse, by the warp. Pages dense in E8/E9 and 00/FF bytes,
+// so that sites chain, are barred and straddle every 32-position step; sizes around the step.
+TEST(EmuPages, X86PagesGiveTheCpuFiltersBytes) {
+  gdeflate::Compressor c(6);
+  for (size_t n : {0, 4, 5, 37, 64, 100, 1000, 65536}) {
+    Bytes raw = random_bytes(n, 40 + n);
+    static constexpr uint8_t kPick[] = {0xE8, 0xE9, 0x00, 0xFF};
+    for (size_t i = 0; i < n; ++i)
+      if (raw[i] % 3) raw[i] = kPick[raw[i] % 4];
+    Bytes filtered = raw;
+    x86::encode(filtered.data(), filtered.size());
+    const PageRun r = run_page(format::kCodecGDeflateX86, encode(c, filtered), n);
+    ASSERT_EQ(r.result, PageStatus::kOk) << n;
+    EXPECT_TRUE(r.out == raw) << n;
+  }
+  // A damaged stream is the decoder's error, with no filter run over whatever it left.
+  EXPECT_NE(run_page(format::kCodecGDeflateX86, Bytes(200, 0xAB), 1000).result, PageStatus::kOk);
 }
 
 // launch_order: the most stored bytes first, equal sizes in the given order, every page exactly once.

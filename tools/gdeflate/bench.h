@@ -17,7 +17,8 @@ struct BenchOptions {
   double min_seconds = 1.0;        // each timing repeats whole passes until this much time has passed
   unsigned paired_rounds = 0;      // > 0: codecs take turns page by page this many rounds instead
   gdeflate::DecodePath decoder = gdeflate::DecodePath::kAuto;
-  std::string nvcomp_cpu;  // path of libnvcomp_cpu.so.6; empty: no nvCOMP rows
+  std::string nvcomp_cpu;   // path of libnvcomp_cpu.so.6; empty: no nvCOMP rows
+  bool x86_filter = false;  // add rows for ours after the x86 branch filter, on every page
 };
 
 // Parses "6", "1,6,9,12" or "all"; nullopt when malformed or out of 0..12.

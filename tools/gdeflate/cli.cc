@@ -30,6 +30,7 @@ struct Args {
   unsigned paired_rounds = 0;
   gd::DecodePath decoder = gd::DecodePath::kAuto;
   std::string nvcomp_cpu;
+  bool x86_filter = false;
 };
 
 void add_io(CLI::App* cmd, Args& a) {
@@ -73,6 +74,9 @@ void add_bench(CLI::App* app, Args& a) {
   cmd->add_option("--decoder", a.decoder, "Our decoder: auto, scalar, avx2 or avx512 (falls back if absent)")
       ->transform(CLI::CheckedTransformer(paths, CLI::ignore_case))
       ->default_str("auto");
+  cmd->add_flag("--x86-filter", a.x86_filter,
+                "Also time ours with the x86 branch filter on every page (mkfs.gdfs filters pages that look "
+                "like x86 code), and its ratio to ours without");
   cmd->add_option(
          "--nvcomp-cpu", a.nvcomp_cpu,
          "nvCOMP's libnvcomp_cpu.so.6 (pip wheel nvidia-libnvcomp-cu13): adds its host GDeflate codec "
@@ -154,7 +158,7 @@ int gdeflate_main(int argc, char** argv, std::istream& in, std::ostream& out, st
     if (*decomp) decompress(a, in, out);
     if (app.got_subcommand("bench"))
       run_bench({*parse_levels(a.levels), a.files, a.min_seconds, a.paired_rounds, a.decoder,
-                 nvcomp_library(a.nvcomp_cpu)},
+                 nvcomp_library(a.nvcomp_cpu), a.x86_filter},
                 in, out);
     return 0;
   });

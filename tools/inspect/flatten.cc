@@ -88,7 +88,6 @@ int flatten(const Options& o, std::ostream& out) {
   const meta::Encoded stored = meta::encode(meta, {sb.sections, format::kSectionCount}, level,
                                             std::max(1u, std::thread::hardware_concurrency()));
 
-  sb.minor = format::kMinor;
   sb.incompat &= ~format::kIncompatLayers;
   sb.layers_offset = sb.layers_checksum = 0;
   sb.layers_size = sb.layer_count = 0;
@@ -98,6 +97,7 @@ int flatten(const Options& o, std::ostream& out) {
   sb.sig_offset = sb.sig_size = sb.sig_checksum = 0;
   for (const format::PageEntry& e : table)
     if (e.flags & format::kPageDeduped) sb.compat |= format::kCompatDedupe;
+  sb.minor = format::minor_needed(sb.incompat, sb.compat);  // signing below sets it again
   sb.data_size = data_end - format::kDataOffset;
   sb.meta_offset = format::align_up(data_end, format::kSectionAlign);
   sb.meta_size = stored.region.size();

@@ -31,7 +31,9 @@ std::string label_of(const format::Superblock& sb) {
 std::vector<std::string> feature_names(uint64_t bits, bool incompat) {
   std::vector<std::pair<uint64_t, const char*>> known;
   if (incompat) {
-    known = {{format::kIncompatBitpack, "bitpack"}, {format::kIncompatLayers, "layers"}};
+    known = {{format::kIncompatBitpack, "bitpack"},
+             {format::kIncompatLayers, "layers"},
+             {format::kIncompatX86, "x86"}};
   } else {
     known = {{format::kCompatDedupe, "dedupe"},
              {format::kCompatTailPack, "tail-pack"},

@@ -1,4 +1,4 @@
-// The gdfs image format, version 2.2: every on-disk struct, in one place. docs/FORMAT.md is the normative
+// The gdfs image format, version 2.3: every on-disk struct, in one place. docs/FORMAT.md is the normative
 // text; this header is its byte layout. All integers are little-endian, every struct is naturally
 // aligned, and the offset of every field is pinned by a static_assert below.
 //
@@ -8,6 +8,7 @@
 //   [meta_offset, +meta_size)  the metadata, stored compressed: a MetaBlock table, then the blocks
 //   [layers_offset, +layers_size)  layered images only (2.1): the LayerRef table and location hints
 //   [sig_offset, +sig_size)        signed images only (2.2), past image_size: the signature region
+// Version 2.3 adds codec 4 (x86-filtered GDeflate pages; FORMAT.md 4.4).
 //
 // The metadata is used in memory as it was before 2.0: fixed-size records (the tables of the structs
 // below) in sections at 8-byte aligned offsets of one buffer of meta_usize bytes. On disk each section is
@@ -23,11 +24,13 @@ namespace gdfs::format {
 inline constexpr char kMagic[8] = {'G', 'D', 'F', 'S', 'I', 'M', 'G', '1'};
 inline constexpr uint16_t kMajor = 2;  // a reader refuses any other major version
 // Minor versions only add what old readers may ignore or refuse by a feature bit. mkfs writes the lowest
-// minor an image needs: 0, kMinorLayers for a layered image, kMinorSigned for a signed one.
+// minor an image needs (minor_needed, below): 0, kMinorLayers for a layered image, kMinorSigned for a
+// signed one, kMinorX86 for one with x86-filtered pages.
 inline constexpr uint16_t kMinor = 0;
 inline constexpr uint16_t kMinorLayers = 1;
 inline constexpr uint16_t kMinorSigned = 2;
-inline constexpr uint16_t kNewestMinor = kMinorSigned;  // the newest this reader reads: tools report it
+inline constexpr uint16_t kMinorX86 = 3;
+inline constexpr uint16_t kNewestMinor = kMinorX86;  // the newest this reader reads: tools report it
 inline constexpr uint32_t kSuperblockSize = 512;
 inline constexpr uint64_t kDataOffset = 4096;  // page data starts here; 4 KiB keeps O_DIRECT possible
 inline constexpr uint32_t kPageAlign = 4;      // every page starts 4-byte aligned (GPU 32-bit loads)
@@ -51,9 +54,10 @@ inline constexpr uint64_t kMaxMetaRatio = 512;
 enum IncompatFeature : uint64_t {
   kIncompatBitpack = 1ull << 0,  // some page uses kCodecBitpack; set exactly when one does
   kIncompatLayers = 1ull << 1,   // some page's bytes live in a base image (2.1; FORMAT.md 4.3)
+  kIncompatX86 = 1ull << 2,      // some page uses kCodecGDeflateX86 (2.3); set exactly when one does
 };
 inline constexpr uint64_t kKnownIncompat =
-    kIncompatBitpack | kIncompatLayers;  // what this reader understands
+    kIncompatBitpack | kIncompatLayers | kIncompatX86;  // what this reader understands
 enum CompatFeature : uint64_t {
   kCompatDedupe = 1ull << 0,    // some page-table entries share page data (informational)
   kCompatTailPack = 1ull << 1,  // some file tails live in shared tail-pack pages (informational)
@@ -155,10 +159,13 @@ enum Codec : uint8_t {
   kCodecStored = 1,    // the bytes themselves; csize == usize
   kCodecGDeflate = 2,  // one raw GDeflate page bitstream (codec/include/gdfs/gdeflate.h)
   kCodecBitpack = 3,   // the bit-plane coder (codec/include/gdfs/bitpack.h); needs kIncompatBitpack
+  // A GDeflate page bitstream of the page's bytes after the x86 branch filter (codec/include/gdfs/
+  // x86_filter.h): a reader decodes it, then runs the filter's inverse. Needs kIncompatX86 (2.3).
+  kCodecGDeflateX86 = 4,
 };
 // Whether a PageEntry::codec byte names a codec of this format version.
 inline constexpr bool known_codec(uint8_t codec) {
-  return codec >= kCodecStored && codec <= kCodecBitpack;
+  return codec >= kCodecStored && codec <= kCodecGDeflateX86;
 }
 enum PageFlag : uint8_t {
   kPageDeduped = 1u << 0,   // same bytes as an earlier entry (offset, csize and checksums equal)
@@ -319,6 +326,13 @@ static_assert(kSectionEntrySize[kSecXattrSets] == sizeof(XattrSet) &&
 // Helpers every reader and writer agree on.
 inline constexpr uint64_t align_up(uint64_t v, uint64_t a) {
   return (v + a - 1) / a * a;
+}
+// The lowest minor version an image with these feature bits needs (what writers write).
+inline constexpr uint16_t minor_needed(uint64_t incompat, uint64_t compat) {
+  if (incompat & kIncompatX86) return kMinorX86;
+  if (compat & kCompatSigned) return kMinorSigned;
+  if (incompat & kIncompatLayers) return kMinorLayers;
+  return kMinor;
 }
 // Logical pages of a file of `size` bytes with pages of 1 << log2 bytes.
 inline constexpr uint64_t page_count_of(uint64_t size, uint32_t log2) {

@@ -59,13 +59,15 @@ bool looks_incompressible(const uint8_t* in, size_t n);
 inline constexpr int kMaxShortcutLevel = 9;
 
 // One page, encoded: codec, param, and the stored bytes (empty for kCodecStored, whose stored bytes are
-// the raw ones).
+// the raw ones). With `x86_filter`, a page that x86::looks_like_code() goes through the x86 branch
+// filter before GDeflate (kCodecGDeflateX86; gdfs/x86_filter.h): decided by counting, so it costs one
+// scan of the page, not a second compression.
 struct Encoded {
   format::Codec codec = format::kCodecStored;
   uint16_t param = 0;
   std::vector<uint8_t> bytes;
 };
 void encode_page(const std::vector<uint8_t>& raw, CodecChoice choice, gdeflate::Compressor& comp,
-                 Encoded& out);
+                 Encoded& out, bool x86_filter = false);
 
 }  // namespace gdfs::page

@@ -68,7 +68,7 @@ typedef struct gdfs_request {
   int error;
 } gdfs_request;
 
-/* The library's version, as every gdfs tool prints it: "0.1.0 (gdfs image format 2.2)". */
+/* The library's version, as every gdfs tool prints it: "0.1.0 (gdfs image format 2.3)". */
 const char* gdfs_version(void);
 
 /* The message of the calling thread's last failed call ("" before any). Valid until this thread's next

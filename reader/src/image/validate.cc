@@ -186,8 +186,11 @@ struct Validator {
       if (e.codec != format::kCodecBitpack && e.param != 0) bad("codec parameter on a codec without one");
       if (e.codec == format::kCodecStored) {
         if (e.csize != e.usize) bad("stored page of the wrong size");
-      } else if (e.codec == format::kCodecGDeflate) {
+      } else if (e.codec == format::kCodecGDeflate || e.codec == format::kCodecGDeflateX86) {
         if (e.csize > gdeflate::compress_bound(e.usize)) bad("GDeflate page larger than its bound");
+        // Codec 4 needs its incompat bit: a reader older than 2.3 must refuse the image, not misread it.
+        if (e.codec == format::kCodecGDeflateX86 && !(img.sb_.incompat & format::kIncompatX86))
+          bad("x86-filtered page without the x86 feature bit");
       } else if (e.codec == format::kCodecBitpack) {
         bitpack_entry(e, bad);
       } else {
