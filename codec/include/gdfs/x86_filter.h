@@ -55,8 +55,8 @@ GDFS_HOST_DEVICE constexpr uint32_t decode_site(uint32_t v, uint32_t pos) {
 // How many sites `n` bytes have (the scan above, changing nothing).
 size_t count_sites(const uint8_t* data, size_t n);
 // Whether a page looks like x86 machine code, so that the filter should pay: at least one site per
-// kCodeBytesPerSite bytes. Data pages have about one per 16 KiB by chance; code pages one per 20-60
-// bytes. The threshold is the middle of a flat optimum (128-384 bytes per site) measured on shared
+// kCodeBytesPerSite bytes. Random bytes have about one per 16 KiB by chance; the shared libraries of a
+// Python install averaged one per 80 bytes. The threshold is the middle of a flat optimum (128-384 bytes per site) measured on shared
 // libraries (bench/results/2026-11-27-x86-filter-vm.txt).
 inline constexpr size_t kCodeBytesPerSite = 256;
 bool looks_like_code(const uint8_t* data, size_t n);
