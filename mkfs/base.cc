@@ -174,8 +174,10 @@ const std::vector<uint8_t>* Base::decoded_pack(uint32_t entry) {
   return &slot->bytes;
 }
 
-bool Base::reuse(PageJob& job, bool layered, PageDecoder& dec, std::vector<uint8_t>& buf) const {
+bool Base::reuse(PageJob& job, bool layered, bool x86_filter, PageDecoder& dec,
+                 std::vector<uint8_t>& buf) const {
   const format::PageEntry& e = image_->pages()[job.base_entry];  // offset in image_->source()
+  const bool reusable = x86_filter || e.codec != format::kCodecGDeflateX86;
   job.packed.resize(e.csize);
   buf.resize(e.usize);
   const bool read = image_->read_stored(e, job.packed.data()) &&
@@ -183,9 +185,10 @@ bool Base::reuse(PageJob& job, bool layered, PageDecoder& dec, std::vector<uint8
   if (read && !job.tail_checks.empty() && hashing_.load(std::memory_order_acquire))
     index_pack(job.base_entry, buf);
   if (job.tail_checks.empty()) {
-    if (!read || buf.size() != job.raw.size() || std::memcmp(buf.data(), job.raw.data(), buf.size()) != 0)
+    if (!reusable || !read || buf.size() != job.raw.size() ||
+        std::memcmp(buf.data(), job.raw.data(), buf.size()) != 0)
       return false;
-  } else if (!tails_match(job, read, buf)) {
+  } else if (!tails_match(job, read, reusable, buf)) {
     return false;
   }
   job.reused = true;
@@ -197,8 +200,8 @@ bool Base::reuse(PageJob& job, bool layered, PageDecoder& dec, std::vector<uint8
   return true;
 }
 
-bool Base::tails_match(PageJob& job, bool read, const std::vector<uint8_t>& plain) {
-  bool all = read;
+bool Base::tails_match(PageJob& job, bool read, bool reusable, const std::vector<uint8_t>& plain) {
+  bool all = read && reusable;
   for (const PageJob::TailCheck& c : job.tail_checks)
     all = all && std::memcmp(plain.data() + c.offset, c.bytes.data(), c.bytes.size()) == 0;
   if (all) return true;

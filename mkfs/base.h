@@ -37,11 +37,12 @@ class Base {
   const Image& image() const { return *image_; }
 
   // Whether every tail check of a base pack's job holds against `plain`, OLD's decoded pack (`read`:
-  // whether OLD could be read and decoded at all). If one does not (a hash collision, or OLD changed
-  // since it was indexed), job.raw becomes the pack to store instead: OLD's bytes (zeros where OLD could
-  // not be read) with every check's bytes written at its offset, so each file pointing into the pack
-  // reads its own bytes; job.base_entry is cleared.
-  static bool tails_match(PageJob& job, bool read, const std::vector<uint8_t>& plain);
+  // whether OLD could be read and decoded at all), and the pack may be reused (`reusable`). If not (a
+  // hash collision, OLD changed since it was indexed, or a pack the options forbid reusing), job.raw
+  // becomes the pack to store instead: OLD's bytes (zeros where OLD could not be read) with every
+  // check's bytes written at its offset, so each file pointing into the pack reads its own bytes;
+  // job.base_entry is cleared.
+  static bool tails_match(PageJob& job, bool read, bool reusable, const std::vector<uint8_t>& plain);
 
   // An entry of OLD whose decoded bytes may be these (not a tail pack); kNone if none.
   uint32_t page_candidate(const std::vector<uint8_t>& raw) const;
@@ -75,7 +76,9 @@ class Base {
   // For a worker: makes `job` the reuse of job.base_entry if its bytes are job.raw (a page) or match every
   // tail check (a tail pack), filling in its codec, checks and (unless `layered` needs none) its stored
   // bytes. False: compress it; a tail pack that failed a check gets its raw bytes to compress first.
-  bool reuse(PageJob& job, bool layered, PageDecoder& dec, std::vector<uint8_t>& buf) const;
+  // Without `x86_filter` (mkfs --no-x86-filter) an x86-filtered page of OLD is never reused, so that the
+  // image needs no 2.3 reader: it is compressed again as if it had failed a check.
+  bool reuse(PageJob& job, bool layered, bool x86_filter, PageDecoder& dec, std::vector<uint8_t>& buf) const;
 
   // A reused entry as the new image records it: copied (`layered` false: offset to be set by the writer)
   // or left where it is, in layer 1 (OLD) or 1 + j (OLD's own layer j).

@@ -168,7 +168,7 @@ void Pipeline::worker() {
         job = work_.front();
         work_.pop_front();
       }
-      if (job->base_entry == format::kNone || !base_->reuse(*job, layered_, dec, buf))
+      if (job->base_entry == format::kNone || !base_->reuse(*job, layered_, x86_filter_, dec, buf))
         compress_job(*job, comp, x86_filter_);
       bool oldest = false;
       {

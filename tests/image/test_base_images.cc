@@ -271,15 +271,20 @@ TEST(BasePackChecks, AMismatchStoresThePackPatchedWithTheNewBytes) {
   mkfs::PageJob job;
   job.base_entry = 7;
   job.tail_checks = {{0, {'a', 'a', 'a'}}, {5, {'c', 'c', 'c'}}};
-  EXPECT_TRUE(mkfs::Base::tails_match(job, true, old_pack));
+  EXPECT_TRUE(mkfs::Base::tails_match(job, true, true, old_pack));
   EXPECT_EQ(job.base_entry, 7u);
+  // Every check holds, but the pack may not be reused (an x86-filtered pack under --no-x86-filter).
+  EXPECT_FALSE(mkfs::Base::tails_match(job, true, false, old_pack));
+  EXPECT_EQ(job.raw, old_pack);
+  EXPECT_EQ(job.base_entry, format::kNone);
+  job.base_entry = 7;
   job.tail_checks.push_back({3, {'B', 'b'}});
-  EXPECT_FALSE(mkfs::Base::tails_match(job, true, old_pack));
+  EXPECT_FALSE(mkfs::Base::tails_match(job, true, true, old_pack));
   EXPECT_EQ(job.raw, (std::vector<uint8_t>{'a', 'a', 'a', 'B', 'b', 'c', 'c', 'c'}));
   EXPECT_EQ(job.base_entry, format::kNone);
   job.raw.clear();
   job.tail_checks = {{5, {'c', 'c', 'c'}}};
-  EXPECT_FALSE(mkfs::Base::tails_match(job, false, old_pack));  // OLD unreadable: only what is known
+  EXPECT_FALSE(mkfs::Base::tails_match(job, false, true, old_pack));  // OLD unreadable: only what is known
   EXPECT_EQ(job.raw, (std::vector<uint8_t>{0, 0, 0, 0, 0, 'c', 'c', 'c'}));
 }
 

@@ -125,6 +125,17 @@ TEST_F(X86Image, RebuildsLayersAndFlattenKeepTheFilteredPages) {
     EXPECT_EQ(img->superblock().minor, format::kMinorX86) << path;
     expect_reads_back(path);
   }
+  // Asked for no filter, a rebuild compresses OLD's filtered pages again rather than reuse them: the
+  // image stays readable by 2.2 readers. Every other page is still reused.
+  const std::string unfiltered = *dir_ / "unfiltered";
+  CliResult u = run_mkfs({"-q", "--json", "--no-x86-filter", "--base", base, src_, unfiltered});
+  ASSERT_EQ(u.code, 0) << u.err;
+  EXPECT_GT(json::parse(u.out)["base"]["reused_pages"].get<uint64_t>(), 0u);
+  const auto img = Image::open(unfiltered);
+  EXPECT_EQ(x86_pages(*img), 0u);
+  EXPECT_EQ(img->superblock().minor, format::kMinor);
+  EXPECT_FALSE(img->superblock().incompat & format::kIncompatX86);
+  expect_reads_back(unfiltered);
 }
 
 // Crafted entries behind valid checksums.
