@@ -1,8 +1,10 @@
 // The x86 branch filter (gdfs/x86_filter.h): worked examples of its definition, agreement with a
-// plain reading of that definition on every path (the AVX2 scan and its scalar tail), exact inversion
-// for any bytes, and the page codec that uses it (codec 4 through PageDecoder, encode_page's choice).
+// plain reading of that definition on every path (scalar, AVX2 and AVX-512 scans, and their scalar tails),
+// exact inversion for any bytes, and the page codec that uses it (codec 4 through PageDecoder, encode_page's
+// choice).
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "gdfs/page.h"
 #include "gdfs/page_encode.h"
 #include "gdfs/x86_filter.h"
+#include "x86_filter_paths.h"
 
 namespace gdfs {
 namespace {
@@ -99,6 +102,11 @@ TEST(X86Filter, WorkedExamples) {
 }
 
 TEST(X86Filter, EveryPathFollowsTheDefinition) {
+  const std::pair<x86::ScanPath, const char*> paths[] = {
+      {x86::ScanPath::kScalar, "scalar"}, {x86::ScanPath::kAvx2, "avx2"}, {x86::ScanPath::kAvx512, "avx512"}};
+  for (const auto& [path, name] : paths)
+    if (!x86::path_usable(path))
+      std::printf("note: this CPU has no %s: that path is not tested here\n", name);
   uint32_t seed = 1;
   for (size_t n : {0, 1, 4, 5, 6, 31, 32, 35, 36, 37, 63, 64, 68, 69, 100, 255, 4096, 65535, 65536}) {
     for (int rep = 0; rep < 6; ++rep, ++seed) {
@@ -114,11 +122,20 @@ TEST(X86Filter, EveryPathFollowsTheDefinition) {
                                         }();
       Bytes want = in;
       const size_t sites = reference(want, +1);
-      EXPECT_EQ(x86::count_sites(in.data(), in.size()), sites) << n;
-      EXPECT_EQ(encoded(in), want) << "encode, n=" << n << " seed=" << seed;
       Bytes back = in;
       reference(back, -1);
+      EXPECT_EQ(x86::count_sites(in.data(), in.size()), sites) << n;
+      EXPECT_EQ(encoded(in), want) << "encode, n=" << n << " seed=" << seed;
       EXPECT_EQ(decoded(in), back) << "decode, n=" << n << " seed=" << seed;
+      for (const auto& [path, name] : paths) {
+        if (!x86::path_usable(path)) continue;
+        Bytes e = in, d = in, c = in;
+        EXPECT_EQ(x86::run_path(path, +1, e.data(), e.size()), sites) << name << " n=" << n;
+        EXPECT_EQ(e, want) << name << " encode, n=" << n << " seed=" << seed;
+        EXPECT_EQ(x86::run_path(path, -1, d.data(), d.size()), reference(c, -1)) << name;
+        EXPECT_EQ(d, back) << name << " decode, n=" << n << " seed=" << seed;
+        EXPECT_EQ(x86::run_path(path, 0, c.data(), c.size()), sites) << name << " count, n=" << n;
+      }
     }
   }
 }
