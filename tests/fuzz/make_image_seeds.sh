@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Seeds for fuzz_image: small images of a tree with every entry kind (pages, tails, holes, dedupe,
-# stored pages, symlinks, a fifo, xattrs, nested dirs), at 4 KiB pages so each seed stays small. With
+# stored pages, x86-filtered pages, symlinks, a fifo, xattrs, nested dirs), at 4 KiB pages so each seed stays small. With
 # STORED_META (the fuzz_stored_meta_seed tool), also a copy of each whose metadata blocks are stored, so
 # that the fuzzer's mutations reach the records rather than a GDeflate block.
 # Usage: make_image_seeds.sh MKFS OUTDIR [STORED_META]
@@ -15,6 +15,11 @@ seq 1 3000 >"$t/numbers"                      # pages and a tail
 cp "$t/numbers" "$t/dir/numbers-copy"         # dedupe
 LC_ALL=C awk 'BEGIN { srand(7); for (i = 0; i < 6000; i++) printf "%c", int(rand() * 256) }' >"$t/dir/random"  # stored
 { printf 'a'; head -c 9000 /dev/zero; printf 'z'; } >"$t/dir/sub/holes"
+# x86-filtered pages (codec 4): a call every 8 bytes, to one of 7 targets.
+for i in $(seq 0 1199); do
+  printf -v rel '%02x' $((16 * (i % 7) + 1))
+  printf "\\xe8\\x${rel}\\x01\\x00\\x00HHH"
+done >"$t/dir/calls"
 : >"$t/empty"
 ln -s numbers "$t/link"
 ln "$t/small" "$t/dir/hardlink"
