@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Seeds for fuzz_image: small images of a tree with every entry kind (pages, tails, holes, dedupe,
 # stored pages, x86-filtered pages, symlinks, a fifo, xattrs, nested dirs), at 4 KiB pages so each seed
-# stays small. With STORED_META (the fuzz_stored_meta_seed tool), also a copy of each whose metadata blocks are stored, so
-# that the fuzzer's mutations reach the records rather than a GDeflate block.
+# stays small. With STORED_META (the fuzz_stored_meta_seed tool), also a copy of each whose metadata
+# blocks are stored, so that the fuzzer's mutations reach the records rather than a GDeflate block.
 # Usage: make_image_seeds.sh MKFS OUTDIR [STORED_META]
 set -euo pipefail
 mkfs=$1 out=$2 stored_meta=${3:-}
