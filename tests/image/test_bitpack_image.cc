@@ -18,6 +18,7 @@
 #include "gdfs/gdeflate.h"
 #include "gdfs/image.h"
 #include "gdfs/page_encode.h"
+#include "image_checks.h"
 #include "tests/fuzz/image_surgery.h"
 #include "tree_util.h"
 
@@ -71,13 +72,7 @@ class BitpackImage : public ::testing::Test {
   }
   static void TearDownTestSuite() { delete dir_; }
   static void expect_verifies_and_extracts(const std::string& image) {
-    CliResult v = run_inspect({"verify", image});
-    EXPECT_EQ(v.code, 0) << v.out << v.err;
-    const std::string out = image + ".x";
-    fs::remove_all(out);
-    CliResult x = run_inspect({"extract", image, out});
-    ASSERT_EQ(x.code, 0) << x.err;
-    EXPECT_EQ(compare_trees(*dir_ / "src", out, false, false), std::vector<std::string>{});
+    test::expect_verifies_and_extracts(image, *dir_ / "src");
   }
   static inline TempDir* dir_ = nullptr;
   static inline std::map<std::string, json> summary_;
@@ -225,14 +220,6 @@ class BitpackCrafted : public BitpackImage {
       }
     }
     return surgery::repack_image(b, u);
-  }
-  static std::string open_error(Bytes b) {
-    try {
-      Image::from_memory(std::move(b), "crafted");
-    } catch (const ImageError& e) {
-      return e.what();
-    }
-    return "";
   }
 };
 

@@ -15,6 +15,7 @@
 #include "gdfs/format.h"
 #include "gdfs/image.h"
 #include "gdfs/page.h"
+#include "image_checks.h"
 #include "tests/fuzz/image_surgery.h"
 #include "tree_util.h"
 
@@ -62,15 +63,7 @@ class X86Image : public ::testing::Test {
     }
   }
   static void TearDownTestSuite() { delete dir_; }
-  static void expect_reads_back(const std::string& image) {
-    CliResult v = run_inspect({"verify", image});
-    EXPECT_EQ(v.code, 0) << v.out << v.err;
-    const std::string out = image + ".x";
-    fs::remove_all(out);
-    CliResult x = run_inspect({"extract", image, out});
-    ASSERT_EQ(x.code, 0) << x.err;
-    EXPECT_EQ(compare_trees(src_, out, false, false), std::vector<std::string>{});
-  }
+  static void expect_reads_back(const std::string& image) { expect_verifies_and_extracts(image, src_); }
   static uint64_t x86_pages(const Image& img) {
     uint64_t n = 0;
     for (const format::PageEntry& e : img.pages()) n += e.codec == format::kCodecGDeflateX86;
@@ -151,15 +144,6 @@ Bytes crafted(const std::string& image,
     }
   }
   return surgery::repack_image(b, u);
-}
-
-std::string open_error(Bytes b) {
-  try {
-    Image::from_memory(std::move(b), "crafted");
-  } catch (const ImageError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST_F(X86Image, AMissingFeatureBitIsRefusedAndAWrongCodecIsAnError) {
