@@ -238,6 +238,8 @@ void Pipeline::commit(PageJob& job, gdeflate::Compressor& comp, PageDecoder& dec
     commit_reused(job, e);
   } else if (!shared) {
     const auto bytes = stored_bytes(job);
+    // A page without bytes is a packer bug, and readers would refuse the image: fail the build instead.
+    if (job.raw.empty() || bytes.empty()) throw std::logic_error("internal error: a page without bytes");
     e.offset = format::align_up(result_.data_end, format::kPageAlign);
     e.csize = static_cast<uint32_t>(bytes.size());
     e.usize = static_cast<uint32_t>(job.raw.size());
