@@ -8,6 +8,7 @@
 
 #include "gdfs/bitpack.h"
 #include "gdfs/gpu_batch.h"
+#include "gdfs/x86_filter.h"
 #include "test_util.h"
 
 namespace gdfs::test {
@@ -51,6 +52,18 @@ Case bitpack_case(const Bytes& raw, const bitpack::Params& p) {
   c.param = bitpack::to_param(p);
   c.in.resize(bitpack::compress_bound(raw.size(), p));
   c.in.resize(bitpack::compress(raw.data(), raw.size(), p, c.in.data(), c.in.size()));
+  c.out_size = raw.size();
+  c.want_bytes = raw;
+  return c;
+}
+
+// Codec 4: `raw` after the x86 branch filter, GDeflate-coded; the device must give `raw` back.
+Case x86_case(const Bytes& raw, gdeflate::Compressor& comp) {
+  Bytes filtered = raw;
+  x86::encode(filtered.data(), filtered.size());
+  Case c;
+  c.codec = format::kCodecGDeflateX86;
+  c.in = encode(comp, filtered);
   c.out_size = raw.size();
   c.want_bytes = raw;
   return c;
@@ -176,6 +189,26 @@ std::vector<Case> mixed(size_t n, size_t max_page, uint64_t seed) {
     cases.push_back(std::move(k));
   }
   return cases;
+}
+
+// x86-filtered pages among plain ones: bytes dense in E8/E9 and 00/FF (sites chained, barred and across
+// every 32-position step) and code-like pages, at sizes around the step.
+TEST_F(Gpu, X86FilteredPagesAmongOthers) {
+  gdeflate::Compressor comp(6);
+  std::vector<Case> cases;
+  uint64_t seed = 5;
+  static constexpr uint8_t kPick[] = {0xE8, 0xE9, 0x00, 0xFF};
+  for (size_t n : {1, 5, 37, 100, 4096, 65535, 65536}) {
+    Bytes dense = random_bytes(n, seed++);
+    for (uint8_t& b : dense)
+      if (b % 3) b = kPick[b % 4];
+    cases.push_back(x86_case(dense, comp));
+    cases.push_back(gdeflate_case(encode(comp, texty(n, seed)), n));
+    Bytes code = texty(n, seed++);
+    for (size_t i = 0; i + 5 <= n; i += 23) code[i] = 0xE8, code[i + 4] = 0x00;
+    cases.push_back(x86_case(code, comp));
+  }
+  run_batch(*dev_, cases);
 }
 
 TEST_F(Gpu, BatchesOfOneToThousands) {

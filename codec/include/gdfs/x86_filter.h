@@ -2,10 +2,10 @@
 //
 // A near CALL (opcode E8) or JMP (E9) carries a 32-bit displacement relative to the next instruction, so
 // ten calls of one function from ten places carry ten different byte strings. The filter rewrites each
-// displacement as the target's position in the page, and the ten become one repeated string. On shared
-// libraries, pages that get the filter come out 4-6% smaller in GDeflate (bench/results/
-// 2026-11-27-x86-filter-vm.txt). It is the idea of the BCJ x86 filters of xz and squashfs, defined
-// here on its own terms so that it is exactly invertible for any bytes, page by page:
+// displacement as the target's position in the page, and the ten become one repeated string. On the
+// shared libraries measured, the pages that get the filter came out 4.8-5.5% smaller in GDeflate
+// (bench/results/2026-11-27-x86-filter-vm.txt). It is the idea of the BCJ x86 filters of xz and
+// squashfs, defined here on its own terms so that it is exactly invertible for any bytes, page by page:
 //
 //   Scan i = 0, 1, ... while i + 5 <= n. Position i is a *site* when byte i is E8 or E9, byte i + 4 is
 //   00 or FF (the little-endian value v of bytes i+1..i+4 is a 25-bit signed number: calls within
@@ -55,9 +55,9 @@ GDFS_HOST_DEVICE constexpr uint32_t decode_site(uint32_t v, uint32_t pos) {
 // How many sites `n` bytes have (the scan above, changing nothing).
 size_t count_sites(const uint8_t* data, size_t n);
 // Whether a page looks like x86 machine code, so that the filter should pay: at least one site per
-// kCodeBytesPerSite bytes. Random bytes have about one per 16 KiB by chance; the shared libraries of a
-// Python install averaged one per 80 bytes. The threshold is the middle of a flat optimum (128-384 bytes per site) measured on shared
-// libraries (bench/results/2026-11-27-x86-filter-vm.txt).
+// kCodeBytesPerSite bytes. Random bytes have about one per 16 KiB by chance (2/256 x 2/256); the shared
+// libraries of a Python install averaged one per 80 bytes. The threshold is the middle of a flat optimum
+// (128-384 bytes per site) measured on shared libraries (bench/results/2026-11-27-x86-filter-vm.txt).
 inline constexpr size_t kCodeBytesPerSite = 256;
 bool looks_like_code(const uint8_t* data, size_t n);
 
