@@ -346,14 +346,16 @@ void Reader::add_piece(ReadView& v, const void* data, size_t len, std::shared_pt
   v.size_ += len;
 }
 
-size_t Reader::read(uint32_t ino, uint64_t offset, size_t length, ReadView& view, PageRest* rest) {
+size_t Reader::read(uint32_t ino, uint64_t offset, size_t length, ReadView& view, PageRest* rest,
+                    Access access) {
   impl_->checked(ino);
   view.clear();
   if (rest) rest->clear();
   thread_local std::vector<engine::Slice> slices;
   slices.clear();
   std::string message;
-  const int err = impl_->engine->read(ino, offset, length, slices, &impl_->read_states.get(ino), &message);
+  const int err = impl_->engine->read(ino, offset, length, slices, &impl_->read_states.get(ino), &message,
+                                      access == Access::kOnce);
   if (err == EISDIR) impl_->fail(EISDIR, ino, "not a regular file");
   if (err) throw ImageError(message, err);
   if (rest) fill_rest(*impl_->image, ino, offset, slices, *rest);

@@ -27,7 +27,7 @@ using Bytes = std::vector<uint8_t>;
 
 PagePtr make_page(uint32_t size, uint8_t fill) {
   auto p = std::make_shared<Page>();
-  p->data.reset(new uint8_t[size]);
+  p->data = PageMemory::get(size);
   std::memset(p->data.get(), fill, size);
   p->size = size;
   return p;
@@ -104,6 +104,63 @@ TEST(PageCache, ZeroCapacityStillHandsResultsToWaiters) {
   cache.complete(1, LoadedPage{make_page(10, 9), PageStatus::kOk});
   EXPECT_EQ(w.get().page->data[0], 9);
   EXPECT_EQ(cache.pages(), 0u);
+}
+
+// release() lets go of a cached page only: a page being loaded keeps its claim and its waiters.
+TEST(PageCache, ReleaseDropsACachedPageAndNothingElse) {
+  PageCache cache(1 << 20, 1);
+  for (uint64_t k = 0; k < 2; ++k) {
+    ASSERT_TRUE(cache.acquire(k).claimed);
+    cache.complete(k, LoadedPage{make_page(1000, uint8_t(k)), PageStatus::kOk});
+  }
+  PagePtr held = cache.acquire(0).hit;
+  cache.release(0);
+  EXPECT_FALSE(cache.contains(0));
+  EXPECT_TRUE(cache.contains(1));
+  EXPECT_EQ(cache.bytes(), 1000u);
+  EXPECT_EQ(held->data[999], 0);  // a holder keeps its bytes
+  ASSERT_TRUE(cache.acquire(2).claimed);
+  auto waiter = cache.acquire(2).pending;
+  cache.release(2);  // in flight: untouched
+  cache.release(99);
+  cache.complete(2, LoadedPage{make_page(500, 2), PageStatus::kOk});
+  EXPECT_EQ(waiter.get().page->data[0], 2);
+  EXPECT_TRUE(cache.acquire(2, false).hit);
+  EXPECT_EQ(cache.bytes(), 1500u);
+  // Eviction still works after a release (the list and the map agree).
+  PageCache small(2000, 1);
+  for (uint64_t k = 0; k < 2; ++k) {
+    ASSERT_TRUE(small.acquire(k).claimed);
+    small.complete(k, LoadedPage{make_page(1000, 0), PageStatus::kOk});
+  }
+  small.release(0);
+  for (uint64_t k = 2; k < 6; ++k) {
+    ASSERT_TRUE(small.acquire(k).claimed);
+    small.complete(k, LoadedPage{make_page(1000, 0), PageStatus::kOk});
+    EXPECT_LE(small.bytes(), 2000u);
+  }
+  EXPECT_TRUE(small.contains(5));
+}
+
+// Whole power-of-two pages come back for reuse, up to kKeptBytes; other sizes are freed.
+TEST(PageMemory, RecyclesWholePagesWithinItsBound) {
+  const size_t before = PageMemory::kept();
+  const uint8_t* first;
+  {
+    PageMemory::Ptr a = PageMemory::get(65536);
+    first = a.get();
+    a[65535] = 1;
+  }
+  EXPECT_EQ(PageMemory::kept(), before + 1);
+  EXPECT_EQ(PageMemory::get(65536).get(), first);  // the same buffer, back again
+  { PageMemory::Ptr odd = PageMemory::get(65535); }
+  { PageMemory::Ptr tiny = PageMemory::get(2048); }
+  EXPECT_EQ(PageMemory::kept(), before + 1);
+  std::vector<PageMemory::Ptr> many;
+  for (size_t i = 0; i < 2 * PageMemory::kKeptBytes / 65536; ++i) many.push_back(PageMemory::get(65536));
+  many.clear();
+  EXPECT_LE(PageMemory::kept(), PageMemory::kKeptBytes / 4096);
+  EXPECT_GE(PageMemory::kept(), PageMemory::kKeptBytes / 65536 / 2);
 }
 
 class Engine : public ::testing::Test {
@@ -241,6 +298,37 @@ TEST_F(Engine, LargeReadIsOneCoalescedBatch) {
   EXPECT_EQ(Stats::get(rig.stats.fetch_ops), 1u);      // contiguous on disk: one read
   EXPECT_EQ(Stats::get(rig.stats.coalesced_reads), 1u);
   EXPECT_EQ(Stats::get(rig.stats.pages_decoded_cpu), 16u);
+}
+
+// A read `once` lets go of the pages it covers whole (the caller keeps them, as the kernel's page cache
+// does for a mount) and keeps those it covers in part, and tail packs, which other reads still need.
+TEST_F(Engine, AReadOnceReleasesThePagesItCoversWhole) {
+  Rig rig(*dir_ / "img", 64 << 20, true, 0);
+  auto read_once = [&](const std::string& file, uint64_t off, size_t len) {
+    std::vector<Slice> slices;
+    EXPECT_EQ(rig.engine->read(rig.image->resolve(file), off, len, slices, nullptr, nullptr, true), 0);
+    Bytes got;
+    for (const Slice& s : slices) got.insert(got.end(), s.data, s.data + s.len);
+    EXPECT_EQ(got, rig.truth(file, off, len)) << file << " " << off;
+  };
+  read_once("/big", 65536 - 100, 3 * 65536);  // pages 0 and 3 in part, 1 and 2 whole
+  EXPECT_EQ(rig.cache->pages(), 2u);
+  EXPECT_EQ(Stats::get(rig.stats.pages_released), 2u);
+  const PageRef p0 = rig.image->page_ref(rig.image->resolve("/big"), 0);
+  const PageRef p3 = rig.image->page_ref(rig.image->resolve("/big"), 3);
+  EXPECT_TRUE(rig.cache->contains(p0.entry));
+  EXPECT_TRUE(rig.cache->contains(p3.entry));
+  read_once("/big", 0, 65536);  // now whole, from the cache: released too
+  EXPECT_FALSE(rig.cache->contains(p0.entry));
+  read_once("/s3", 0, 1 << 20);  // a small file's tail pack stays
+  EXPECT_TRUE(rig.cache->contains(rig.image->page_ref(rig.image->resolve("/s3"), 0).entry));
+  // The same reads again decode again, and still give the right bytes.
+  const uint64_t decoded = Stats::get(rig.stats.pages_decoded_cpu);
+  read_once("/big", 65536, 65536);
+  EXPECT_EQ(Stats::get(rig.stats.pages_decoded_cpu), decoded + 1);
+  Bytes got;
+  ASSERT_EQ(rig.read("/big", 65536, 65536, got), 0);  // a plain read caches it
+  EXPECT_TRUE(rig.cache->contains(rig.image->page_ref(rig.image->resolve("/big"), 1).entry));
 }
 
 TEST_F(Engine, SequentialReaderGetsReadahead) {

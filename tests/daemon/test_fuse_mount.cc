@@ -184,6 +184,33 @@ TEST_F(Fuse, RandomReadsMatchSource) {
   EXPECT_EQ(m->unmount(), 0) << m->log();
 }
 
+// What a reply hands the kernel whole, the kernel's page cache keeps: the daemon lets go of those pages
+// (and reuses their memory) instead of caching them twice. O_DIRECT reads keep theirs: the kernel does not.
+TEST_F(Fuse, PagesHandedOverWholeLeaveTheDaemonsCache) {
+  auto m = mount(*dir_ / "data.img");
+  ASSERT_TRUE(m->ok()) << m->error();
+  const Bytes& text = files_->at("/text");
+  Bytes got;
+  for (uint64_t off = 0; off < text.size(); off += 1 << 20) {
+    const Bytes part = pread_bytes(m->dir() + "/text", off, 1 << 20);
+    got.insert(got.end(), part.begin(), part.end());
+  }
+  ASSERT_EQ(got, text);
+  const nlohmann::json s1 = stats(m->dir());
+  const uint64_t pages = text.size() >> 16;
+  EXPECT_GE(s1.value("pages_released", uint64_t{0}), pages / 2) << s1.dump();
+  EXPECT_LE(s1.value("cache_bytes", uint64_t{1} << 40), text.size() / 2) << s1.dump();
+  // Read again: the kernel answers, the bytes are the same.
+  EXPECT_EQ(pread_bytes(m->dir() + "/text", 0, text.size()), text);
+  // O_DIRECT: every page stays cached in the daemon.
+  EXPECT_EQ(pread_bytes(m->dir() + "/text", 1 << 20, 1 << 20, nullptr, true),
+            expected("/text", 1 << 20, 1 << 20));
+  const nlohmann::json s2 = stats(m->dir());
+  EXPECT_EQ(s2.value("pages_released", uint64_t{0}), s1.value("pages_released", uint64_t{0})) << s2.dump();
+  EXPECT_GE(s2.value("cache_pages", uint64_t{0}), s1.value("cache_pages", uint64_t{0}) + 16) << s2.dump();
+  EXPECT_EQ(m->unmount(), 0) << m->log();
+}
+
 TEST_F(Fuse, SixteenConcurrentReadersWithEviction) {
   // A 1 MiB cache holds 16 pages: readers evict each other's pages and race on the same pages in flight.
   auto m = mount(*dir_ / "data.img", "cache_size=1M,threads=3,readahead=256K");

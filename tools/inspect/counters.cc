@@ -64,6 +64,7 @@ int counters(const Options& o, std::ostream& out) {
   row("readahead pages", u("readahead_pages"));
   row("decoded-ahead pages", u("decoded_ahead_pages"),
       share(u("decoded_ahead_pages"), u("readahead_pages"), "readahead pages"));
+  row("pages released", u("pages_released"), "(handed over whole: the kernel's page cache keeps them)");
   row("pages decoded on CPU", u("pages_decoded_cpu"));
   row("pages decoded on GPU", u("pages_decoded_gpu"));
   row("GPU batches", u("gpu_batches"));

@@ -1,5 +1,6 @@
 // The FUSE low-level operations. Inode numbers are the image's own (1-based; 1 is the root, which is
 // FUSE_ROOT_ID), so they are stable across mounts and need no table; forget has nothing to release.
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
@@ -200,7 +201,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   });
 }
 
-void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
+void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
   guarded(req, "read", [&] {
     Daemon& d = daemon_of(req);
     if (off < 0) return (void)fuse_reply_err(req, EINVAL);
@@ -210,8 +211,12 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
     thread_local PageRest rest;  // what the touched pages hold beyond the range: see Daemon::store_ahead
     PageRest* want_rest =
         d.want_store_ahead(static_cast<uint32_t>(ino), uint64_t(off), size) ? &rest : nullptr;
+    // The kernel's page cache keeps what the reply carries (not for O_DIRECT), so whole pages need not
+    // stay in ours too: their memory is reused for the next pages, which saves a first-touch page fault
+    // per 4 KiB of a cold read.
+    const Access access = (fi->flags & O_DIRECT) ? Access::kNormal : Access::kOnce;
     try {
-      d.reader().read(static_cast<uint32_t>(ino), uint64_t(off), size, view, want_rest);
+      d.reader().read(static_cast<uint32_t>(ino), uint64_t(off), size, view, want_rest, access);
     } catch (const ImageError& e) {
       return (void)fuse_reply_err(req, e.code());  // a bad page is logged once by the library, not per read
     }

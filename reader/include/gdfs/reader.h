@@ -117,12 +117,14 @@ struct DirEntry {
   uint32_t mode = 0;
 };
 
-// How the bytes of a batch read will be used (as posix_fadvise's NORMAL and NOREUSE).
+// How the bytes of a read will be used (as posix_fadvise's NORMAL and NOREUSE).
 enum class Access {
   kNormal,  // decoded pages stay in the cache for later reads
-  // Read once (a data loader's epoch): a page that lies whole inside one request and is not cached is
-  // decoded straight into that request's memory and not cached, which saves a copy and an allocation
-  // per page. Pages shared with other files (tail packs) and cached pages are read as usual.
+  // Read once (a data loader's epoch, or a FUSE reply that the kernel's page cache keeps). A batch read:
+  // a page that lies whole inside one request and is not cached is decoded straight into that request's
+  // memory and not cached, which saves a copy and an allocation per page; cached pages are read as usual.
+  // A view read: a page the range covers whole leaves the cache once the view holds it. Pages shared with
+  // other files (tail packs) are read as usual.
   kOnce,
 };
 
@@ -188,8 +190,12 @@ class Reader {
   // The same without the copy: `view` receives pieces of the cached decoded pages (see ReadView).
   // Sequential readers get readahead here too. Returns view.size().
   size_t read(uint32_t ino, uint64_t offset, size_t length, ReadView& view);
-  // The same, and `rest` (when not null) receives what the pages it touched hold beyond the range.
-  size_t read(uint32_t ino, uint64_t offset, size_t length, ReadView& view, PageRest* rest);
+  // The same, and `rest` (when not null) receives what the pages it touched hold beyond the range. With
+  // Access::kOnce, a page the range covers whole leaves the cache once `view` holds it, and its memory
+  // is reused when `view` lets go: for a caller that keeps the bytes itself (a FUSE daemon, whose reply
+  // fills the kernel's page cache), so that no page is cached twice.
+  size_t read(uint32_t ino, uint64_t offset, size_t length, ReadView& view, PageRest* rest,
+              Access access = Access::kNormal);
   // Many ranges, of any files, in one fetch batch and one decode batch: how a data loader reads a
   // minibatch. Each request gets its own result; one bad page fails only the requests that need it.
   // With an error, a request's `dst` holds unspecified bytes.

@@ -59,6 +59,19 @@ void PageCache::complete(uint64_t key, LoadedPage result) {
   promise.set_value(std::move(result));
 }
 
+bool PageCache::release(uint64_t key) {
+  Shard& s = shard(key);
+  PagePtr page;  // freed after the lock is dropped
+  std::lock_guard lock(s.mu);
+  auto it = s.map.find(key);
+  if (it == s.map.end()) return false;
+  page = std::move(it->second.page);
+  s.bytes -= page->size;
+  s.lru.erase(it->second.lru);
+  s.map.erase(it);
+  return true;
+}
+
 void PageCache::insert_locked(Shard& s, uint64_t key, PagePtr page) {
   const uint64_t size = page->size;
   if (size > shard_capacity_) return;  // a cache too small to hold it: serve it uncached

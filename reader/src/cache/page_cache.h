@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cache/page_memory.h"
 #include "gdfs/image.h"
 
 namespace gdfs::engine {
@@ -23,7 +24,7 @@ namespace gdfs::engine {
 // One decoded page. Immutable once published; shared by the cache and the replies that use it, so
 // eviction never frees bytes a reply is still sending.
 struct Page {
-  std::unique_ptr<uint8_t[]> data;
+  PageMemory::Ptr data;
   uint32_t size = 0;
 };
 using PagePtr = std::shared_ptr<const Page>;
@@ -49,6 +50,10 @@ class PageCache {
   // Publishes the result of a claim: caches the page if it loaded, and wakes every waiter. A failed
   // load is not cached, so the next request tries again (an I/O error may be transient).
   void complete(uint64_t key, LoadedPage result);
+  // Lets go of `key` if it is cached: its reader keeps the bytes elsewhere (a FUSE daemon's reply fills
+  // the kernel's page cache), and the page's memory goes back to PageMemory once its last user is done.
+  // Returns whether it was cached.
+  bool release(uint64_t key);
 
   uint64_t capacity() const { return capacity_; }
   uint64_t bytes() const;

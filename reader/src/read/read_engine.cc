@@ -45,19 +45,32 @@ void ReadEngine::wait_readahead() {
 }
 
 int ReadEngine::read(uint32_t ino, uint64_t offset, size_t len, std::vector<Slice>& out, ReadState* state,
-                     std::string* message) {
+                     std::string* message, bool once) {
   int err = 0;
+  const size_t first_slice = out.size();
   if (!read_cached(ino, offset, len, out)) {
     const Extent x{ino, offset, len};
     std::string why;
     read_many({&x, 1}, {&out, 1}, {&err, 1}, {&why, 1});
     if (message) *message = std::move(why);
   }
+  if (err == 0 && once) release_whole(ino, offset, std::span(out).subspan(first_slice));
   if (err == 0 && state && len) {
     const uint64_t size = image_.inode(ino).size;
     if (offset < size) maybe_readahead(ino, offset, std::min<uint64_t>(size, offset + len), *state);
   }
   return err;
+}
+
+void ReadEngine::release_whole(uint32_t ino, uint64_t offset, std::span<const Slice> slices) {
+  const uint64_t first = offset / image_.page_size();
+  for (size_t k = 0; k < slices.size(); ++k) {
+    const Slice& s = slices[k];
+    // A tail pack's other bytes belong to other files, which may still want them from the cache.
+    if (!s.page || s.data != s.page->data.get() || s.len != s.page->size) continue;
+    const PageRef ref = image_.page_ref(ino, first + k);
+    if (ref.kind == PageRef::kPage && cache_.release(ref.entry)) Stats::add(stats_.pages_released);
+  }
 }
 
 // Small random reads mostly fall inside one page that the cache holds: answered here without
@@ -411,7 +424,7 @@ void ReadEngine::load(std::span<Want*> claimed, bool ahead) {
       uint8_t* dst = claimed[i]->direct;
       if (!dst) {
         page = std::make_shared<Page>();
-        page->data.reset(new uint8_t[e.usize]);
+        page->data = PageMemory::get(e.usize);
         page->size = e.usize;
         dst = page->data.get();
       }

@@ -96,9 +96,10 @@ class ReadEngine {
 
   // Appends slices covering [offset, offset + len) of regular file `ino`, clipped at end of file.
   // Returns 0, EISDIR, or EIO after logging one line per bad page (image, inode, path, page).
-  // With `message`, a failure's first bad page is described there too.
+  // With `message`, a failure's first bad page is described there too. With `once`, the pages that the
+  // range covers whole leave the cache (PageCache::release): the caller keeps their bytes.
   int read(uint32_t ino, uint64_t offset, size_t len, std::vector<Slice>& out, ReadState* state = nullptr,
-           std::string* message = nullptr);
+           std::string* message = nullptr, bool once = false);
   // The same for many extents at once: every page they need is resolved together (one fetch batch, one
   // decode batch). out[i] and errors[i] belong to extents[i]; a bad page fails only the extents that
   // need it. `messages`, when given, receives each failed extent's first bad page, described.
@@ -143,6 +144,9 @@ class ReadEngine {
   };
   // `entries` sorted by stored offset.
   FetchPlan plan_fetch(std::span<const uint64_t> entries) const;
+  // Releases the pages of `slices` (the slices of `ino` from `offset`, one per logical page) that they
+  // hold whole.
+  void release_whole(uint32_t ino, uint64_t offset, std::span<const Slice> slices);
   // A read inside one cached page, as slices; false for any other read (see the definition).
   bool read_cached(uint32_t ino, uint64_t offset, size_t len, std::vector<Slice>& out);
   // Pages of one extent: refs of its logical pages, wants of those that are not holes. EISDIR or 0.

@@ -43,6 +43,7 @@ struct Stats {
   Counter inflight_joins{0};       // lookups that waited for another request's fetch of the same page
   Counter readahead_pages{0};      // pages fetched and decoded ahead of the reader
   Counter decoded_ahead_pages{0};  // of readahead_pages, those loaded ahead of a walk through the image
+  Counter pages_released{0};       // cached pages let go after a read (Access::kOnce) handed them over whole
   Counter pages_decoded_cpu{0};
   Counter pages_decoded_gpu{0};   // confirmed by their checksum
   Counter gpu_batches{0};         // batches run on the device (each gathers the pages of many requests)
@@ -70,6 +71,7 @@ struct Stats {
         {"inflight_joins", &inflight_joins},
         {"readahead_pages", &readahead_pages},
         {"decoded_ahead_pages", &decoded_ahead_pages},
+        {"pages_released", &pages_released},
         {"pages_decoded_cpu", &pages_decoded_cpu},
         {"pages_decoded_gpu", &pages_decoded_gpu},
         {"gpu_batches", &gpu_batches},

@@ -1,0 +1,32 @@
+// Memory for decoded pages, recycled. A cache that fills with fresh memory pays a page fault on the first
+// touch of every 4 KiB, a large part of a cold sequential read through the mount (profile in
+// bench/results/2026-11-27-fuse-bigfile-zen5-vm.txt); a buffer the cache let go of is handed out again
+// instead, still mapped and often still in the CPU's caches.
+//
+// Only whole power-of-two pages (4 to 64 KiB: every page but a file's last or a tail pack) are kept, so a
+// recycled buffer is never larger than the page it holds and the cache's byte bound stays true. What is
+// kept is bounded by kKeptBytes, the constant above the cache's capacity in a reader's memory.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace gdfs::engine {
+
+class PageMemory {
+ public:
+  static constexpr size_t kKeptBytes = 4u << 20;
+
+  struct Free {
+    uint32_t size = 0;
+    void operator()(uint8_t* p) const;
+  };
+  using Ptr = std::unique_ptr<uint8_t[], Free>;
+
+  // `size` bytes, uninitialised.
+  static Ptr get(uint32_t size);
+  // Buffers kept for reuse now (tests).
+  static size_t kept();
+};
+
+}  // namespace gdfs::engine
