@@ -1,5 +1,6 @@
 // Seams for the library's own white-box tests (reader/tests/): never installed, never used by a front end.
 #pragma once
+#include <atomic>
 #include <memory>
 
 #include "gdfs/reader.h"
@@ -19,5 +20,9 @@ void set_device_memory(Reader& reader, std::unique_ptr<engine::DeviceMemory> mem
 void wait_readahead(Reader& reader);
 // The Reader behind a C handle.
 Reader& reader_of(gdfs_reader* handle);
+// Called by a remote source's prefetch after the store has shown its claimed chunks to readers and before
+// the prefetch has recorded them (null: nothing). A test widens that window to show that a reader which
+// runs the prefetch then still gets its bytes. Defined where remote sources are built.
+extern std::atomic<void (*)()> after_prefetch_claim;
 
 }  // namespace gdfs::testing

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -20,6 +21,7 @@
 #include <tuple>
 
 #include "cli_util.h"
+#include "reader/src/testing.h"
 #include "remote_util.h"
 
 namespace gdfs::test {
@@ -210,6 +212,52 @@ TEST(RemoteHttp, AWalkThroughSmallFilesIsPrefetchedAndRandomReadsAreNot) {
   }
   settle(*r);
   EXPECT_EQ(counter(*r, "prefetch_bytes"), 0u);
+}
+
+// The prefetch's claim, held open (testing::after_prefetch_claim): says it got there, then waits.
+std::promise<void>* g_in_claim = nullptr;
+void pause_in_claim() {
+  if (std::promise<void>* p = std::exchange(g_in_claim, nullptr)) {
+    p->set_value();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+}
+
+// A read that needs a chunk a prefetch has just claimed runs the prefetch itself (so that nobody waits
+// for work not yet started), possibly before the prefetch has recorded what it claimed. It must still
+// get its bytes: not wait forever for chunks nobody fetches, nor fail.
+TEST(RemoteHttp, AReadThatRunsAPrefetchMidClaimGetsItsBytes) {
+  const TestImage& img = data_image();
+  no_proxies();
+  WebServer web;
+  REQUIRE_SERVER(*web.nginx);
+  auto image = Image::open(web.http_url(img.name), quiet_options().source);
+  Source& src = image->source();
+  const std::vector<uint8_t> local = read_bytes(img.file);
+  ASSERT_EQ(local.size(), src.size());
+  const uint64_t at = local.size() / 2, len = std::min<uint64_t>(512 << 10, local.size() - at);
+  std::promise<void> in_claim;
+  g_in_claim = &in_claim;
+  testing::after_prefetch_claim = pause_in_claim;
+  std::thread prefetcher([&] {
+    if (std::shared_ptr<Source::Prefetch> p = src.start_prefetch(at, len)) p->run();
+  });
+  in_claim.get_future().wait();
+  std::vector<uint8_t> buf(4096);
+  auto reading = std::async(std::launch::async, [&] {
+    ReadRange r{at + 100, static_cast<uint32_t>(buf.size()), buf.data(), false};
+    src.read({&r, 1});
+    return r.ok;
+  });
+  if (reading.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+    std::fprintf(stderr, "a read of a prefetched stretch never returned\n");
+    std::abort();  // its thread cannot be joined: fail now rather than at ctest's timeout
+  }
+  prefetcher.join();
+  testing::after_prefetch_claim = nullptr;
+  EXPECT_EQ(g_in_claim, nullptr) << "the prefetch claimed nothing";
+  ASSERT_TRUE(reading.get());
+  EXPECT_TRUE(std::equal(buf.begin(), buf.end(), local.begin() + at + 100));
 }
 
 TEST(RemoteHttp, InspectCommandsTakeUrls) {
@@ -553,6 +601,8 @@ TEST(RemoteCache, TwoReadersShareOneFolder) {
   expect_same_tree(*a, img);
   expect_same_tree(*b, img);
   EXPECT_EQ(counter(*a, "disk_cache_corrupt") + counter(*b, "disk_cache_corrupt"), 0u);
+  // Their temporary files never share a name (one would fail the other's write).
+  EXPECT_EQ(counter(*a, "disk_cache_write_errors") + counter(*b, "disk_cache_write_errors"), 0u);
   EXPECT_TRUE(files_named(o.source.cache_dir, "").size() ==
               files_named(o.source.cache_dir, ".blk").size() + 1)
       << "temporary files left behind";

@@ -79,6 +79,10 @@ bool pread_all(int fd, uint8_t* p, size_t n, uint64_t off) {
   return true;
 }
 
+// Temporary files' numbers: one sequence for the process, since two caches of one process (two readers
+// of one image) may share a folder, and a name clash would fail one of the writes.
+std::atomic<uint64_t> g_tmp_seq{0};
+
 }  // namespace
 
 DiskCache::DiskCache(const std::string& dir, uint64_t capacity, const std::string& identity,
@@ -187,11 +191,12 @@ void DiskCache::put(uint64_t index, const uint8_t* data) {
   const std::string rel = block_path(index);
   const std::string dir = root_ + "/" + obj_dir_;
   const std::string tmp = dir + "/.tmp-" + std::to_string(getpid()) + "-" +
-                          std::to_string(tmp_seq_.fetch_add(1, std::memory_order_relaxed));
+                          std::to_string(g_tmp_seq.fetch_add(1, std::memory_order_relaxed));
   UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
   if (fd.get() < 0 && errno == ENOENT && make_dir(dir))  // the folder was removed under us: make it again
     fd.reset(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
-  bool ok = fd.get() >= 0;
+  const bool created = fd.get() >= 0;  // only then is `tmp` ours to remove
+  bool ok = created;
   ok = ok && write_all(fd.get(), reinterpret_cast<const uint8_t*>(&h), sizeof h) &&
        write_all(fd.get(), data, len);
   const int err = errno;
@@ -199,7 +204,7 @@ void DiskCache::put(uint64_t index, const uint8_t* data) {
   if (fd.get() >= 0) ok = ::close(fd.release()) == 0 && ok;
   ok = ok && ::rename(tmp.c_str(), (root_ + "/" + rel).c_str()) == 0;
   if (!ok) {
-    ::unlink(tmp.c_str());
+    if (created) ::unlink(tmp.c_str());
     counters_.write_errors.fetch_add(1, std::memory_order_relaxed);
     report("disk cache: cannot write " + dir + "/" + hex16(index) +
            ".blk: " + std::strerror(err ? err : errno));

@@ -90,7 +90,6 @@ class DiskCache {
   std::list<Entry> lru_;  // least recently used first
   std::unordered_map<std::string, std::list<Entry>::iterator> index_;
   uint64_t total_ = 0;
-  std::atomic<uint64_t> tmp_seq_{0};
   std::mutex warn_mu_;
   int64_t last_warn_ns_ = 0;
 };

@@ -100,6 +100,8 @@ PrefetchStore::Copied PrefetchStore::copy(uint64_t offset, uint64_t length, uint
       if (!c->done) owner = c->owner.lock();
     }
     if (owner) owner->run();  // returns at once when it has started elsewhere: then wait for it
+    // Not held while waiting: a claim its run left open (it threw) is finished by its destructor.
+    owner.reset();
     std::unique_lock lock(c->mu);
     c->cv.wait(lock, [&] { return c->done; });
     if (c->data.empty()) return c->tried ? Copied::kFailed : Copied::kAbsent;

@@ -25,6 +25,7 @@
 #include "fetch/remote/prefetch_store.h"
 #include "fetch/remote/remote.h"
 #include "fetch/remote/s3_config.h"
+#include "testing.h"
 
 namespace gdfs {
 namespace {
@@ -168,11 +169,17 @@ class RemoteSource final : public Source {
     }
     // Claims what is free of the stretch, with this as the chunks' owner; false when nothing was.
     bool claim(uint64_t offset, uint64_t length) {
-      claims_ = src_.store_->claim(offset, length, weak_from_this());
+      // Under mu_: the store shows the chunks to readers, who may run() this, before claim() returns;
+      // run() must not read claims_ until they are recorded here.
+      std::lock_guard lock(mu_);
+      PrefetchStore::Claims claimed = src_.store_->claim(offset, length, weak_from_this());
+      if (auto hook = testing::after_prefetch_claim.load()) hook();
+      claims_ = std::move(claimed);
       return !claims_.empty();
     }
     void run() override {
       if (ran_.exchange(true)) return;  // the pool task and a reader that needed a chunk first
+      std::lock_guard lock(mu_);        // claim() may still be recording claims_
       try {
         fetch();
       } catch (...) {
@@ -200,6 +207,7 @@ class RemoteSource final : public Source {
     }
 
     RemoteSource& src_;
+    std::mutex mu_;  // claim() against run()
     PrefetchStore::Claims claims_;
     std::atomic<bool> ran_{false};
   };
@@ -397,3 +405,7 @@ std::unique_ptr<Source> open_remote_source(const std::string& url, const SourceO
 }
 
 }  // namespace gdfs
+
+namespace gdfs::testing {
+std::atomic<void (*)()> after_prefetch_claim{nullptr};
+}  // namespace gdfs::testing
