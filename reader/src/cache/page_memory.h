@@ -3,9 +3,10 @@
 // bench/results/2026-11-27-fuse-bigfile-zen5-vm.txt); a buffer the cache let go of is handed out again
 // instead, still mapped and often still in the CPU's caches.
 //
-// Only whole power-of-two pages (4 to 64 KiB: every page but a file's last or a tail pack) are kept, so a
-// recycled buffer is never larger than the page it holds and the cache's byte bound stays true. What is
-// kept is bounded by kKeptBytes, the constant above the cache's capacity in a reader's memory.
+// Only buffers of a power-of-two size from 4 to 64 KiB are kept (a full page; a file's last page and tail
+// packs are mostly other sizes), each handed out again for exactly its size, so the cache's byte bound
+// stays true. What is kept is bounded by kKeptBytes for the process, the constant above the caches'
+// capacities in its memory.
 #pragma once
 #include <cstddef>
 #include <cstdint>
