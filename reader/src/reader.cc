@@ -63,6 +63,8 @@ struct Reader::Impl {
   }
 
   ~Impl() {
+    // Background fetches give up rather than hold the close for their timeout (a stalled server).
+    if (image) image->source().cancel();
     engine.reset();  // first: it waits for readahead tasks, which use everything below
     gpu_scheduler.reset();
     pool.reset();

@@ -492,6 +492,41 @@ TEST(RemoteFaults, AServerThatKeepsFailingIsEioWithinTheTimeout) {
   EXPECT_TRUE(same_file(*r, img, "/small/f10"));
 }
 
+// The proxy that stalls every request from the moment a prefetch has claimed its stretch (the claim may
+// be made on a pool thread: a walk decoded ahead prefetches too).
+std::atomic<FaultProxy*> g_stall_proxy{nullptr};
+void stall_from_now() {
+  if (FaultProxy* p = g_stall_proxy.exchange(nullptr)) p->set("stall");
+}
+
+// Closing a reader (a daemon's unmount) while its prefetch waits on a server that stopped answering:
+// the prefetch gives up at once, since nobody is left to wait for it, instead of holding the close for
+// its whole timeout and retries.
+TEST(RemoteFaults, ClosingAReaderGivesUpAStalledPrefetchAtOnce) {
+  const TestImage& img = data_image();
+  ProxiedServer p;
+  REQUIRE_PROXY(p);
+  Warnings w;
+  ReaderOptions o = quiet_options(&w);
+  o.source.remote_timeout_s = 30;
+  auto r = Reader::open(p.url(img.name), o);
+  g_stall_proxy.store(p.proxy.get());
+  testing::after_prefetch_claim = stall_from_now;
+  // A walk through the small files: after a few fetches in a row the stretch ahead is prefetched, and
+  // from then on the server stalls.
+  for (const auto& e : r->list("/small")) {
+    EXPECT_TRUE(same_file(*r, img, "/small/" + e.name)) << e.name;
+    if (!g_stall_proxy.load()) break;
+  }
+  testing::after_prefetch_claim = nullptr;
+  ASSERT_EQ(g_stall_proxy.load(), nullptr) << "the walk started no prefetch";
+  const auto t0 = Clock::now();
+  r.reset();
+  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  EXPECT_LT(s, 3.0) << "closing waited for the stalled prefetch";
+  ASSERT_TRUE(p.proxy->set("none"));
+}
+
 // ---- the disk cache ---------------------------------------------------------------------------------------
 
 TEST(RemoteCache, ASecondOpenFetchesOnlyTheProbe) {

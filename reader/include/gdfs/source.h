@@ -81,6 +81,10 @@ class Source {
     (void)length;
     return nullptr;
   }
+  // The reader is closing: work in flight for it (a prefetch stalled on a server that stopped answering)
+  // gives up now instead of running out its timeout, and later reads fail. Called once no read of the
+  // reader's own is left, before it waits for its background work.
+  virtual void cancel() {}
   // How far ahead start_prefetch() is worth calling, from what the source measured of its link (latency times
   // bandwidth); 0 for sources that keep nothing (local files: the kernel's page cache reads ahead).
   virtual uint64_t prefetch_window() const { return 0; }

@@ -56,6 +56,9 @@ class LayeredSource final : public Source {
     return layers_[k]->start_prefetch(off, std::min(length, kLayerStride - off));
   }
   uint64_t prefetch_window() const override { return layers_[0]->prefetch_window(); }
+  void cancel() override {
+    for (const auto& layer : layers_) layer->cancel();
+  }
 
   std::vector<std::pair<std::string, uint64_t>> counters() const override {
     std::map<std::string, uint64_t> sum;  // the image's and its bases' requests together

@@ -565,7 +565,7 @@ void HttpObject::attempt(std::span<Transfer*> xs, Clock::time_point deadline) {
   // Every transfer carries its own timeout (the deadline), so this loop ends; the guard is for a bug.
   const auto guard = deadline + std::chrono::seconds(10);
   int running = static_cast<int>(added.size());
-  while (running > 0 && Clock::now() < guard) {
+  while (running > 0 && Clock::now() < guard && !cancelled_.load(std::memory_order_relaxed)) {
     if (curl_multi_perform(m, &running) != CURLM_OK) break;
     drain();
     if (running == 0) break;
@@ -676,12 +676,25 @@ std::string retry_line(const std::string& what, unsigned round, unsigned attempt
 
 }  // namespace
 
+void HttpObject::cancel() {
+  {
+    std::lock_guard lock(cancel_mu_);
+    cancelled_.store(true);
+  }
+  cancel_cv_.notify_all();
+}
+
 void HttpObject::run(std::span<Transfer*> xs, Clock::time_point deadline) {
   thread_local std::minstd_rand rng(
       static_cast<unsigned>(std::hash<std::thread::id>()(std::this_thread::get_id())));
   std::vector<Transfer*> todo(xs.begin(), xs.end());
   for (unsigned round = 0; !todo.empty(); ++round) {
     attempt(todo, deadline);
+    if (cancelled_.load()) {
+      for (Transfer* x : todo)
+        if (x->outcome == Outcome::kRetry) x->outcome = Outcome::kFail, x->why = "the reader is closing";
+      break;
+    }
     std::vector<Transfer*> again;
     long retry_after_s = -1;
     for (Transfer* x : todo) {
@@ -716,7 +729,10 @@ void HttpObject::run(std::span<Transfer*> xs, Clock::time_point deadline) {
         first.probe ? "opening the image"
                     : "bytes " + std::to_string(first.get->offset) + "+" + std::to_string(first.get->length);
     warn_limited(0, retry_line(cfg_.name + ": " + what + ": " + first.why, round, first.attempts, deadline));
-    std::this_thread::sleep_for(wait);
+    {
+      std::unique_lock lock(cancel_mu_);
+      cancel_cv_.wait_for(lock, wait, [&] { return cancelled_.load(); });
+    }
     todo = std::move(again);
   }
 }
@@ -765,7 +781,7 @@ void HttpObject::fetch(std::span<RangeGet> gets) {
     x->get->ok = x->outcome == Outcome::kOk;
     if (x->get->ok) continue;
     counters_.failures.fetch_add(1, std::memory_order_relaxed);
-    if (x->outcome != Outcome::kChanged)
+    if (x->outcome != Outcome::kChanged && !cancelled_.load())  // closing: nobody reads the result
       warn_limited(1, cfg_.name + ": bytes " + std::to_string(x->get->offset) + "+" +
                           std::to_string(x->get->length) + ": " + x->why + "; the read fails (EIO)");
   }

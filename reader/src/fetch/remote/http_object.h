@@ -20,6 +20,7 @@
 #pragma once
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -96,6 +97,9 @@ class HttpObject {
   // Fetches every range (inside the object; after probe) concurrently, retrying transient failures until
   // the deadline, and sets each one's `ok`.
   void fetch(std::span<RangeGet> gets);
+  // Its reader is closing: transfers in flight end within a poll (250 ms), retries stop waiting, and
+  // every range not yet fetched, now or later, fails at once.
+  void cancel();
 
   const HttpCounters& counters() const { return counters_; }
   const LinkEstimate& link() const { return link_; }
@@ -124,6 +128,9 @@ class HttpObject {
   HttpCounters counters_;
   LinkEstimate link_;
   std::atomic<bool> changed_warned_{false};
+  std::atomic<bool> cancelled_{false};
+  std::mutex cancel_mu_;  // with cancel_cv_: a retry's backoff that cancel() cuts short
+  std::condition_variable cancel_cv_;
   std::mutex warn_mu_;
   Clock::time_point last_warn_[3]{};
   unsigned suppressed_[3]{};

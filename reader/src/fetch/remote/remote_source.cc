@@ -122,6 +122,8 @@ class RemoteSource final : public Source {
     return fetch;
   }
 
+  void cancel() override { http_->cancel(); }
+
   uint64_t prefetch_window() const override {
     const double latency = http_->link().latency_s();
     double rate = http_->link().bytes_per_s();
