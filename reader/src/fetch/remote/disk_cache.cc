@@ -101,8 +101,9 @@ DiskCache::DiskCache(const std::string& dir, uint64_t capacity, const std::strin
   // Which object this folder holds, for people looking at the cache (written once, atomically).
   const std::string about = root_ + "/" + obj_dir_ + "/object";
   if (::access(about.c_str(), F_OK) != 0) {
-    const std::string tmp = about + ".tmp-" + std::to_string(getpid());
-    UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    const std::string tmp = about + ".tmp-" + std::to_string(getpid()) + "-" +
+                            std::to_string(g_tmp_seq.fetch_add(1, std::memory_order_relaxed));
+    UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
     if (fd.get() >= 0) {
       const std::string text = identity + "\nblock size " + std::to_string(block_size) + "\n";
       const bool ok = write_all(fd.get(), reinterpret_cast<const uint8_t*>(text.data()), text.size());
