@@ -163,6 +163,29 @@ TEST(PageMemory, RecyclesWholePagesWithinItsBound) {
   EXPECT_GE(PageMemory::kept(), PageMemory::kKeptBytes / 65536 / 2);
 }
 
+// The first whole pages come from the huge-page region, and those are always kept: one coming back to a
+// pool full of heap buffers takes the place of heap buffers, which are freed.
+TEST(PageMemory, KeepsTheRegionsBuffersInAFullPool) {
+  const size_t n = PageMemory::kKeptBytes / 65536;
+  std::vector<PageMemory::Ptr> region, heap;
+  for (size_t i = 0; i < 2 * n; ++i) {
+    PageMemory::Ptr b = PageMemory::get(65536);
+    b[0] = 1, b[65535] = 2;
+    (PageMemory::in_region(b.get()) ? region : heap).push_back(std::move(b));
+  }
+  if (region.empty()) GTEST_SKIP() << "no huge-page region here (mmap refused)";
+  ASSERT_EQ(region.size(), n);  // every region buffer, wherever it was, is ours now
+  heap.clear();                 // the pool is now full of heap buffers
+  EXPECT_GE(PageMemory::kept(), n);
+  region.clear();
+  EXPECT_LE(PageMemory::kept(), PageMemory::kKeptBytes / 4096);
+  for (size_t i = 0; i < n; ++i) {
+    PageMemory::Ptr b = PageMemory::get(65536);
+    EXPECT_TRUE(PageMemory::in_region(b.get())) << i;
+    region.push_back(std::move(b));
+  }
+}
+
 class Engine : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {

@@ -1,6 +1,9 @@
 #include "cache/page_memory.h"
 
+#include <sys/mman.h>
+
 #include <bit>
+#include <cstdint>
 #include <mutex>
 #include <vector>
 
@@ -10,6 +13,9 @@ namespace gdfs::engine {
 namespace {
 
 constexpr unsigned kClasses = format::kMaxPageLog2 - format::kMinPageLog2 + 1;
+constexpr uint32_t kWhole = 1u << format::kMaxPageLog2;
+constexpr unsigned kWholeClass = kClasses - 1;
+constexpr size_t kHuge = 2u << 20;  // an x86-64 transparent huge page
 
 // One free list per size class, kKeptBytes in all. Never destroyed: pages may be freed by static
 // destructors that run after this one would have.
@@ -17,6 +23,18 @@ struct Pool {
   std::mutex mu;
   std::vector<uint8_t*> free[kClasses];
   size_t bytes = 0;
+  // Whole pages are cut from one region of kKeptBytes first, never given back to the system: advised for
+  // transparent huge pages, its first touch costs one fault a 2 MiB, not one a 4 KiB.
+  uint8_t* region = nullptr;
+  size_t region_used = 0;
+  bool region_tried = false;
+
+  bool in_region(const uint8_t* b) const {
+    const auto a = reinterpret_cast<uintptr_t>(b), r = reinterpret_cast<uintptr_t>(region);
+    return region && a >= r && a < r + PageMemory::kKeptBytes;
+  }
+  uint8_t* from_region();
+  void make_room(size_t size);
 };
 
 Pool& pool() {
@@ -24,11 +42,54 @@ Pool& pool() {
   return *p;
 }
 
+// The region, mapped on first use and aligned to a huge page (mapped larger, the ends unmapped). Where it
+// cannot be had, every buffer comes from the heap.
+uint8_t* Pool::from_region() {
+  if (!region_tried) {
+    region_tried = true;
+    const size_t span = PageMemory::kKeptBytes + kHuge;
+    void* m = ::mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return nullptr;
+    const auto base = reinterpret_cast<uintptr_t>(m);
+    const uintptr_t start = (base + kHuge - 1) & ~(uintptr_t{kHuge} - 1);
+    if (start > base) ::munmap(m, start - base);
+    if (const uintptr_t end = start + PageMemory::kKeptBytes; end < base + span)
+      ::munmap(reinterpret_cast<void*>(end), base + span - end);
+    (void)::madvise(reinterpret_cast<void*>(start), PageMemory::kKeptBytes, MADV_HUGEPAGE);
+    try {
+      free[kWholeClass].reserve(PageMemory::kKeptBytes / kWhole);  // so a region buffer always fits
+    } catch (const std::bad_alloc&) {
+      ::munmap(reinterpret_cast<void*>(start), PageMemory::kKeptBytes);
+      return nullptr;
+    }
+    region = reinterpret_cast<uint8_t*>(start);
+  }
+  if (!region || region_used == PageMemory::kKeptBytes) return nullptr;
+  uint8_t* b = region + region_used;
+  region_used += kWhole;
+  return b;
+}
+
+// Frees heap buffers until `size` more bytes fit. Called only for a region buffer coming back to a full
+// pool: as all region buffers fit in kKeptBytes, the pool then holds heap buffers enough.
+void Pool::make_room(size_t size) {
+  for (auto& list : free) {
+    for (size_t i = 0; i < list.size() && bytes + size > PageMemory::kKeptBytes;) {
+      if (in_region(list[i])) {
+        ++i;
+        continue;
+      }
+      bytes -= size_t{1} << (format::kMinPageLog2 + static_cast<unsigned>(&list - free));
+      delete[] list[i];
+      list[i] = list.back();
+      list.pop_back();
+    }
+  }
+}
+
 // The class of `size`, or -1 for a size that is not kept.
 int size_class(uint32_t size) {
-  if (!std::has_single_bit(size) || size < (1u << format::kMinPageLog2) ||
-      size > (1u << format::kMaxPageLog2))
-    return -1;
+  if (!std::has_single_bit(size) || size < (1u << format::kMinPageLog2) || size > kWhole) return -1;
   return std::countr_zero(size) - static_cast<int>(format::kMinPageLog2);
 }
 
@@ -44,6 +105,8 @@ PageMemory::Ptr PageMemory::get(uint32_t size) {
       p.bytes -= size;
       return Ptr(b, Free{size});
     }
+    if (size == kWhole)
+      if (uint8_t* b = p.from_region()) return Ptr(b, Free{size});
   }
   return Ptr(new uint8_t[size], Free{size});
 }
@@ -53,9 +116,11 @@ void PageMemory::Free::operator()(uint8_t* b) const {
   if (const int c = size_class(size); c >= 0) {
     Pool& p = pool();
     std::lock_guard lock(p.mu);
+    const bool fixed = p.in_region(b);
+    if (fixed && p.bytes + size > PageMemory::kKeptBytes) p.make_room(size);
     if (p.bytes + size <= PageMemory::kKeptBytes) {
       try {
-        p.free[c].push_back(b);
+        p.free[c].push_back(b);  // never throws for a region buffer: its list has the room reserved
         p.bytes += size;
         return;
       } catch (const std::bad_alloc&) {  // the list could not grow: free the buffer instead
@@ -71,6 +136,12 @@ size_t PageMemory::kept() {
   size_t n = 0;
   for (const auto& f : p.free) n += f.size();
   return n;
+}
+
+bool PageMemory::in_region(const uint8_t* b) {
+  Pool& p = pool();
+  std::lock_guard lock(p.mu);
+  return p.in_region(b);
 }
 
 }  // namespace gdfs::engine
