@@ -33,6 +33,7 @@ struct Pool {
     const auto a = reinterpret_cast<uintptr_t>(b), r = reinterpret_cast<uintptr_t>(region);
     return region && a >= r && a < r + PageMemory::kKeptBytes;
   }
+  void map_region();
   uint8_t* from_region();
   void make_room(size_t size);
 };
@@ -42,28 +43,38 @@ Pool& pool() {
   return *p;
 }
 
-// The region, mapped on first use and aligned to a huge page (mapped larger, the ends unmapped). Where it
-// cannot be had, every buffer comes from the heap.
-uint8_t* Pool::from_region() {
+// The region, mapped once and aligned to a huge page (mapped larger, the ends unmapped). Where it cannot
+// be had, every buffer comes from the heap.
+void Pool::map_region() {
   if (!region_tried) {
     region_tried = true;
     const size_t span = PageMemory::kKeptBytes + kHuge;
     void* m = ::mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED) return nullptr;
+    if (m == MAP_FAILED) return;
     const auto base = reinterpret_cast<uintptr_t>(m);
     const uintptr_t start = (base + kHuge - 1) & ~(uintptr_t{kHuge} - 1);
     if (start > base) ::munmap(m, start - base);
     if (const uintptr_t end = start + PageMemory::kKeptBytes; end < base + span)
       ::munmap(reinterpret_cast<void*>(end), base + span - end);
     (void)::madvise(reinterpret_cast<void*>(start), PageMemory::kKeptBytes, MADV_HUGEPAGE);
+    // Faulted in now, at open, not in the first reads: the kernel zeroes fresh memory, 4 MiB of it about
+    // a sixth of the daemon's time for a cold 12 MB read
+    // (bench/results/2026-11-27-fuse-bigfile-hugepage-region-zen5-vm.txt).
+    if (::madvise(reinterpret_cast<void*>(start), PageMemory::kKeptBytes, MADV_POPULATE_WRITE) != 0)
+      for (size_t at = 0; at < PageMemory::kKeptBytes; at += 4096)  // before Linux 5.14
+        reinterpret_cast<volatile uint8_t*>(start)[at] = 0;
     try {
       free[kWholeClass].reserve(PageMemory::kKeptBytes / kWhole);  // so a region buffer always fits
     } catch (const std::bad_alloc&) {
       ::munmap(reinterpret_cast<void*>(start), PageMemory::kKeptBytes);
-      return nullptr;
+      return;
     }
     region = reinterpret_cast<uint8_t*>(start);
   }
+}
+
+uint8_t* Pool::from_region() {
+  map_region();
   if (!region || region_used == PageMemory::kKeptBytes) return nullptr;
   uint8_t* b = region + region_used;
   region_used += kWhole;
@@ -128,6 +139,12 @@ void PageMemory::Free::operator()(uint8_t* b) const {
     }
   }
   delete[] b;
+}
+
+void PageMemory::reserve() {
+  Pool& p = pool();
+  std::lock_guard lock(p.mu);
+  p.map_region();
 }
 
 size_t PageMemory::kept() {

@@ -26,6 +26,8 @@ class PageMemory {
   };
   using Ptr = std::unique_ptr<uint8_t[], Free>;
 
+  // Maps the huge-page region and faults it in, if not done yet: a reader calls it when it opens.
+  static void reserve();
   // `size` bytes, uninitialised.
   static Ptr get(uint32_t size);
   // Buffers kept for reuse now (tests).

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "cache/page_memory.h"
 #include "gdfs/checksum.h"
 #include "gdfs/log.h"
 
@@ -28,6 +29,7 @@ ReadEngine::ReadEngine(const Image& image, PageCache& cache, Fetcher& fetcher, D
       pool_(pool),
       stats_(stats),
       opt_(options) {
+  PageMemory::reserve();
   if (opt_.image_prefetch && image_.source().prefetch_window() > 0)
     prefetch_ = std::make_unique<ImagePrefetch>(image_.source().size());
   if (opt_.decode_ahead_bytes)
