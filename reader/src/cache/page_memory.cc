@@ -127,11 +127,15 @@ void PageMemory::Free::operator()(uint8_t* b) const {
   if (const int c = size_class(size); c >= 0) {
     Pool& p = pool();
     std::lock_guard lock(p.mu);
-    const bool fixed = p.in_region(b);
-    if (fixed && p.bytes + size > PageMemory::kKeptBytes) p.make_room(size);
+    if (p.in_region(b)) {  // never freed: kept in place of heap buffers if need be
+      if (p.bytes + size > PageMemory::kKeptBytes) p.make_room(size);
+      p.free[c].push_back(b);  // does not throw: the region's list has room for all of it reserved
+      p.bytes += size;
+      return;
+    }
     if (p.bytes + size <= PageMemory::kKeptBytes) {
       try {
-        p.free[c].push_back(b);  // never throws for a region buffer: its list has the room reserved
+        p.free[c].push_back(b);
         p.bytes += size;
         return;
       } catch (const std::bad_alloc&) {  // the list could not grow: free the buffer instead
