@@ -9,6 +9,20 @@
 
 #include "gdfs/format.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define GDFS_PAGE_MEMORY_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GDFS_PAGE_MEMORY_ASAN 1
+#endif
+#endif
+#ifdef GDFS_PAGE_MEMORY_ASAN
+#include <sanitizer/asan_interface.h>
+#else
+#define ASAN_POISON_MEMORY_REGION(p, n) ((void)(p), (void)(n))
+#define ASAN_UNPOISON_MEMORY_REGION(p, n) ((void)(p), (void)(n))
+#endif
+
 namespace gdfs::engine {
 namespace {
 
@@ -16,6 +30,16 @@ constexpr unsigned kClasses = format::kMaxPageLog2 - format::kMinPageLog2 + 1;
 constexpr uint32_t kWhole = 1u << format::kMaxPageLog2;
 constexpr unsigned kWholeClass = kClasses - 1;
 constexpr size_t kHuge = 2u << 20;  // an x86-64 transparent huge page
+// Under ASan each region buffer is followed by a poisoned guard, as a heap buffer has its redzone, so
+// that a write past a page still stops the test that makes it.
+#ifdef GDFS_PAGE_MEMORY_ASAN
+constexpr size_t kGuard = 4096;
+#else
+constexpr size_t kGuard = 0;
+#endif
+constexpr size_t kStride = kWhole + kGuard;
+constexpr size_t kRegionBuffers = PageMemory::kKeptBytes / kWhole;
+constexpr size_t kRegionBytes = kRegionBuffers * kStride;
 
 // One free list per size class, kKeptBytes in all. Never destroyed: pages may be freed by static
 // destructors that run after this one would have.
@@ -31,7 +55,7 @@ struct Pool {
 
   bool in_region(const uint8_t* b) const {
     const auto a = reinterpret_cast<uintptr_t>(b), r = reinterpret_cast<uintptr_t>(region);
-    return region && a >= r && a < r + PageMemory::kKeptBytes;
+    return region && a >= r && a < r + kRegionBytes;
   }
   void map_region();
   uint8_t* from_region();
@@ -48,36 +72,40 @@ Pool& pool() {
 void Pool::map_region() {
   if (!region_tried) {
     region_tried = true;
-    const size_t span = PageMemory::kKeptBytes + kHuge;
+    const size_t span = kRegionBytes + kHuge;
     void* m = ::mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) return;
     const auto base = reinterpret_cast<uintptr_t>(m);
     const uintptr_t start = (base + kHuge - 1) & ~(uintptr_t{kHuge} - 1);
     if (start > base) ::munmap(m, start - base);
-    if (const uintptr_t end = start + PageMemory::kKeptBytes; end < base + span)
+    if (const uintptr_t end = start + kRegionBytes; end < base + span)
       ::munmap(reinterpret_cast<void*>(end), base + span - end);
-    (void)::madvise(reinterpret_cast<void*>(start), PageMemory::kKeptBytes, MADV_HUGEPAGE);
+    auto* r = reinterpret_cast<uint8_t*>(start);
+    (void)::madvise(r, kRegionBytes, MADV_HUGEPAGE);
     // Faulted in now, at open, not in the first reads: the kernel zeroes fresh memory, 4 MiB of it about
     // a sixth of the daemon's time for a cold 12 MB read
     // (bench/results/2026-11-27-fuse-bigfile-hugepage-region-zen5-vm.txt).
-    if (::madvise(reinterpret_cast<void*>(start), PageMemory::kKeptBytes, MADV_POPULATE_WRITE) != 0)
-      for (size_t at = 0; at < PageMemory::kKeptBytes; at += 4096)  // before Linux 5.14
-        reinterpret_cast<volatile uint8_t*>(start)[at] = 0;
+#ifdef MADV_POPULATE_WRITE
+    if (::madvise(r, kRegionBytes, MADV_POPULATE_WRITE) != 0)
+#endif
+      for (size_t at = 0; at < kRegionBytes; at += 4096)  // before Linux 5.14
+        reinterpret_cast<volatile uint8_t*>(r)[at] = 0;
     try {
-      free[kWholeClass].reserve(PageMemory::kKeptBytes / kWhole);  // so a region buffer always fits
+      free[kWholeClass].reserve(kRegionBuffers);  // so a region buffer always fits
     } catch (const std::bad_alloc&) {
-      ::munmap(reinterpret_cast<void*>(start), PageMemory::kKeptBytes);
+      ::munmap(r, kRegionBytes);
       return;
     }
-    region = reinterpret_cast<uint8_t*>(start);
+    for (size_t k = 0; k < kRegionBuffers; ++k) ASAN_POISON_MEMORY_REGION(r + k * kStride, kStride);
+    region = r;
   }
 }
 
 uint8_t* Pool::from_region() {
   map_region();
-  if (!region || region_used == PageMemory::kKeptBytes) return nullptr;
+  if (!region || region_used == kRegionBytes) return nullptr;
   uint8_t* b = region + region_used;
-  region_used += kWhole;
+  region_used += kStride;
   return b;
 }
 
@@ -90,7 +118,9 @@ void Pool::make_room(size_t size) {
         ++i;
         continue;
       }
-      bytes -= size_t{1} << (format::kMinPageLog2 + static_cast<unsigned>(&list - free));
+      const size_t n = size_t{1} << (format::kMinPageLog2 + static_cast<unsigned>(&list - free));
+      bytes -= n;
+      ASAN_UNPOISON_MEMORY_REGION(list[i], n);
       delete[] list[i];
       list[i] = list.back();
       list.pop_back();
@@ -114,10 +144,14 @@ PageMemory::Ptr PageMemory::get(uint32_t size) {
       uint8_t* b = p.free[c].back();
       p.free[c].pop_back();
       p.bytes -= size;
+      ASAN_UNPOISON_MEMORY_REGION(b, size);
       return Ptr(b, Free{size});
     }
     if (size == kWhole)
-      if (uint8_t* b = p.from_region()) return Ptr(b, Free{size});
+      if (uint8_t* b = p.from_region()) {
+        ASAN_UNPOISON_MEMORY_REGION(b, size);
+        return Ptr(b, Free{size});
+      }
   }
   return Ptr(new uint8_t[size], Free{size});
 }
@@ -131,12 +165,14 @@ void PageMemory::Free::operator()(uint8_t* b) const {
       if (p.bytes + size > PageMemory::kKeptBytes) p.make_room(size);
       p.free[c].push_back(b);  // does not throw: the region's list has room for all of it reserved
       p.bytes += size;
+      ASAN_POISON_MEMORY_REGION(b, size);  // a kept buffer is freed memory to anyone still holding it
       return;
     }
     if (p.bytes + size <= PageMemory::kKeptBytes) {
       try {
         p.free[c].push_back(b);
         p.bytes += size;
+        ASAN_POISON_MEMORY_REGION(b, size);
         return;
       } catch (const std::bad_alloc&) {  // the list could not grow: free the buffer instead
       }
