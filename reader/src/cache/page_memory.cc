@@ -82,8 +82,8 @@ void Pool::map_region() {
       ::munmap(reinterpret_cast<void*>(end), base + span - end);
     auto* r = reinterpret_cast<uint8_t*>(start);
     (void)::madvise(r, kRegionBytes, MADV_HUGEPAGE);
-    // Faulted in now, at open, not in the first reads: the kernel zeroes fresh memory, 4 MiB of it about
-    // a sixth of the daemon's time for a cold 12 MB read
+    // Faulted in now, at open (0.1-0.3 ms), not by the first reads: faulted in inside a cold 12 MB read
+    // through the mount, it made that read 1.1 ms slower, 12.0 against 10.9 ms
     // (bench/results/2026-11-27-fuse-bigfile-hugepage-region-zen5-vm.txt).
 #ifdef MADV_POPULATE_WRITE
     if (::madvise(r, kRegionBytes, MADV_POPULATE_WRITE) != 0)
