@@ -47,8 +47,8 @@ struct Pool {
   std::mutex mu;
   std::vector<uint8_t*> free[kClasses];
   size_t bytes = 0;
-  // Whole pages are cut from one region of kKeptBytes first, never given back to the system: advised for
-  // transparent huge pages, its first touch costs one fault a 2 MiB, not one a 4 KiB.
+  // Whole pages are cut from one region of kKeptBytes first, never given back to the system, advised for
+  // transparent huge pages and faulted in when a reader opens (map_region).
   uint8_t* region = nullptr;
   size_t region_used = 0;
   bool region_tried = false;

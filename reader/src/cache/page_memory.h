@@ -6,9 +6,9 @@
 // Only buffers of a power-of-two size from 4 to 64 KiB are kept (a full page; a file's last page and tail
 // packs are mostly other sizes), each handed out again for exactly its size, so the cache's byte bound
 // stays true. What is kept is bounded by kKeptBytes for the process, the constant above the caches'
-// capacities in its memory. The first kKeptBytes of whole pages come from one region advised for
-// transparent huge pages, so a cold start faults once a 2 MiB rather than once a 4 KiB; its buffers are
-// always kept.
+// capacities in its memory. The first kKeptBytes of whole pages come from one region, advised for
+// transparent huge pages and faulted in when a reader opens, so that the first reads do not wait on the
+// kernel providing fresh memory; its buffers are always kept.
 #pragma once
 #include <cstddef>
 #include <cstdint>
