@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <bit>
+#include <cerrno>
 #include <cstdint>
 #include <mutex>
 #include <vector>
@@ -85,11 +86,12 @@ void Pool::map_region() {
     // Faulted in now, at open (0.1-0.3 ms), not by the first reads: faulted in inside a cold 12 MB read
     // through the mount, it made that read 1.1 ms slower, 12.0 against 10.9 ms
     // (bench/results/2026-11-27-fuse-bigfile-hugepage-region-zen5-vm.txt).
+    // Short of memory, the advice fails and the region is left to fault in as it is used, as heap memory
+    // would; only a kernel that does not know the advice (before Linux 5.14) gets each page touched.
 #ifdef MADV_POPULATE_WRITE
-    if (::madvise(r, kRegionBytes, MADV_POPULATE_WRITE) != 0)
+    if (::madvise(r, kRegionBytes, MADV_POPULATE_WRITE) != 0 && errno == EINVAL)
 #endif
-      for (size_t at = 0; at < kRegionBytes; at += 4096)  // before Linux 5.14
-        reinterpret_cast<volatile uint8_t*>(r)[at] = 0;
+      for (size_t at = 0; at < kRegionBytes; at += 4096) reinterpret_cast<volatile uint8_t*>(r)[at] = 0;
     try {
       free[kWholeClass].reserve(kRegionBuffers);  // so a region buffer always fits
     } catch (const std::bad_alloc&) {
