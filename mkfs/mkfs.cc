@@ -127,7 +127,7 @@ int metadata_level(const Options& o) {
   return std::max(o.level, kMinMetadataLevel);
 }
 
-// A directory build: scan the tree, number the inodes, then pack the files in inode order.
+// A directory build: scan the tree, number the inodes, then pack the files (data_order.h).
 void build_from_tree(const Options& o, ImageWriter& image, const FileId& old, Base* base, Diag& diag,
                      Progress& progress, ScanResult& scan, Tree& tree, PackResult& pack) {
   scan = scan_tree(o, diag, progress, {old, image.temp_id(), existing_file_id(o.base)});

@@ -13,6 +13,7 @@
 
 #include "base.h"
 #include "content_key.h"
+#include "data_order.h"
 #include "diag.h"
 #include "gdfs/checksum.h"
 #include "gdfs/unique_fd.h"
@@ -79,12 +80,26 @@ bool is_small(const ScanNode& n, uint64_t page) {
   return S_ISREG(n.mode) && n.size > 0 && n.size <= page;
 }
 
-// The regular files of at most one page, in inode order: the ones the prefetcher reads.
-std::vector<const ScanNode*> small_files(const ScanResult& scan, const Tree& tree, uint64_t page) {
+// The regular files of at most one page, in packing order: the ones the prefetcher reads.
+std::vector<const ScanNode*> small_files(const ScanResult& scan, const std::vector<DataOrderEntry>& order,
+                                         uint64_t page) {
   std::vector<const ScanNode*> files;
-  for (uint32_t node : tree.order)
-    if (is_small(scan.nodes[node], page)) files.push_back(&scan.nodes[node]);
+  for (const DataOrderEntry& e : order)
+    if (is_small(scan.nodes[e.node], page)) files.push_back(&scan.nodes[e.node]);
   return files;
+}
+
+// Sorts SparseFile records by inode, as the format wants, with their runs copied in that order (runs no
+// record names are dropped).
+void sort_sparse(std::vector<format::SparseFile>& sparse, std::vector<format::HoleRun>& runs) {
+  std::sort(sparse.begin(), sparse.end(), [](const auto& a, const auto& b) { return a.ino < b.ino; });
+  std::vector<format::HoleRun> sorted;
+  for (format::SparseFile& s : sparse) {
+    const auto first = runs.begin() + s.first_run;
+    s.first_run = static_cast<uint32_t>(sorted.size());
+    sorted.insert(sorted.end(), first, first + s.run_count);
+  }
+  runs = std::move(sorted);
 }
 
 }  // namespace
@@ -106,15 +121,20 @@ class Packer {
         prefetch_(o, std::move(small), o.threads),
         pipeline_(image, progress, o.level, o.x86_filter, o.threads, base, o.layered) {}
 
-  // A directory build: every regular file of the tree, in inode order.
-  PackResult pack_tree(const ScanResult& scan, const Tree& tree) {
+  // A directory build: every regular file of the tree, in `order` (data_order.h). A group that fits in
+  // one tail pack but not in the rest of the current one starts a new pack, and compiled files' tails go
+  // after the pack's other tails.
+  PackResult pack_tree(const ScanResult& scan, const Tree& tree, const std::vector<DataOrderEntry>& order) {
     r_.files.resize(tree.inode_count());
     can_park_ = base_ != nullptr;  // r_.files does not move from here on
-    for (uint32_t ino = 1; ino <= tree.inode_count(); ++ino) {
-      const uint32_t node = tree.order[ino - 1];
-      if (S_ISREG(scan.nodes[node].mode)) pack_file(ino, node, scan.nodes[node]);
+    for (const DataOrderEntry& e : order) {
+      if (e.group_tails > 0 && e.group_tails <= page_ && pack_bytes() + e.group_tails > page_) flush_pack();
+      file_late_ = e.compiled;
+      pack_file(tree.ino_of[e.node], e.node, scan.nodes[e.node]);
     }
+    file_late_ = false;
     finish_pages();
+    sort_sparse(r_.sparse, r_.runs);
     return std::move(r_);
   }
 
@@ -343,15 +363,8 @@ class Packer {
       kept.back().ino = tree.ino_of[node];
       r_.stats.hole_pages += it->hole_pages;
     }
-    std::sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) { return a.ino < b.ino; });
-    std::vector<format::HoleRun> runs;
-    for (format::SparseFile& s : kept) {
-      const auto first = r_.runs.begin() + s.first_run;
-      s.first_run = static_cast<uint32_t>(runs.size());
-      runs.insert(runs.end(), first, first + s.run_count);
-    }
     r_.sparse = std::move(kept);
-    r_.runs = std::move(runs);
+    sort_sparse(r_.sparse, r_.runs);
   }
 
   // Page `page` of the current file, in spare_->raw: a hole, the tail, or a page job.
@@ -411,28 +424,39 @@ class Packer {
       if (const auto it = tails_.find(key); it != tails_.end() && tail_matches(it->second, tail)) {
         f.tail_entry = it->second.pack;
         f.tail_offset = it->second.offset;
+        if (f.tail_offset & kLate) late_files_.push_back(&f);
         ++r_.stats.tail_dedupe_hits;
         return;
       }
     }
-    if (pack_.size() + tail.size() > page_) flush_pack();
-    const TailRef ref{static_cast<uint32_t>(pack_entries_.size()), static_cast<uint32_t>(pack_.size())};
-    pack_.insert(pack_.end(), tail.begin(), tail.end());
+    if (pack_bytes() + tail.size() > page_) flush_pack();
+    std::vector<uint8_t>& part = file_late_ ? late_ : pack_;
+    const TailRef ref{static_cast<uint32_t>(pack_entries_.size()),
+                      static_cast<uint32_t>(part.size()) | (file_late_ ? kLate : 0)};
+    part.insert(part.end(), tail.begin(), tail.end());
     f.tail_entry = ref.pack;
     f.tail_offset = ref.offset;
+    if (file_late_) late_files_.push_back(&f);
     ++r_.stats.tails;
     r_.stats.tail_bytes += tail.size();
-    if (o_.dedupe) tails_.try_emplace(key, ref);
+    if (o_.dedupe) {
+      const auto [it, fresh] = tails_.try_emplace(key, ref);
+      if (fresh && file_late_) late_refs_.push_back(&it->second);
+    }
   }
+
+  size_t pack_bytes() const { return pack_.size() + late_.size(); }
 
   // Byte-for-byte check of a tail dedupe candidate. An earlier pack is read back from the image and
   // decoded; the last kPackCache packs read are kept (least recently used goes first), since a tree of
   // tiny files matches tails all over its packs and decoding a pack for each match was a tenth of its
   // build time.
   bool tail_matches(const TailRef& ref, const std::vector<uint8_t>& tail) {
-    const std::vector<uint8_t>* pack = ref.pack == pack_entries_.size() ? &pack_ : &packed(ref.pack);
-    return ref.offset + tail.size() <= pack->size() &&
-           std::memcmp(pack->data() + ref.offset, tail.data(), tail.size()) == 0;
+    const bool open = ref.pack == pack_entries_.size();
+    const std::vector<uint8_t>* pack = !open ? &packed(ref.pack) : ref.offset & kLate ? &late_ : &pack_;
+    const uint32_t offset = ref.offset & ~kLate;
+    return offset + tail.size() <= pack->size() &&
+           std::memcmp(pack->data() + offset, tail.data(), tail.size()) == 0;
   }
 
   static constexpr size_t kPackCache = 64;  // decoded packs kept: 4 MiB at 64 KiB pages
@@ -546,8 +570,16 @@ class Packer {
     pipeline_.submit(std::move(open_pack_));
   }
 
+  // The pack's compiled tails go after its others, where the offsets handed out for them now point.
   void flush_pack() {
-    if (pack_.empty()) return;
+    if (pack_bytes() == 0) return;
+    const auto early = static_cast<uint32_t>(pack_.size());
+    for (FileData* f : late_files_) f->tail_offset = early + (f->tail_offset & ~kLate);
+    for (TailRef* t : late_refs_) t->offset = early + (t->offset & ~kLate);
+    late_files_.clear();
+    late_refs_.clear();
+    pack_.insert(pack_.end(), late_.begin(), late_.end());
+    late_.clear();
     auto job = std::make_unique<PageJob>();
     job->raw = std::exchange(pack_, {});
     job->tail_pack = true;
@@ -573,7 +605,15 @@ class Packer {
   uint32_t file_holes_ = 0;  // the current file's hole pages so far
   std::unordered_map<ContentKey, uint32_t, ContentKeyHash> pages_;  // first entry with these contents
 
-  std::vector<uint8_t> pack_;           // the current tail pack
+  // The current tail pack: its tails in packing order, but those of compiled files (late_) go after the
+  // others (pack_) when it is flushed. Until then a tail in late_ has an offset of kLate | its offset
+  // there, and late_files_ and late_refs_ say where such offsets were handed out.
+  std::vector<uint8_t> pack_;
+  std::vector<uint8_t> late_;
+  static constexpr uint32_t kLate = 1u << 31;
+  std::vector<FileData*> late_files_;
+  std::vector<TailRef*> late_refs_;
+  bool file_late_ = false;              // the current file is a compiled file (DataOrderEntry::compiled)
   std::vector<uint32_t> pack_entries_;  // tail pack ordinal -> page table index
   // Tail packs of the base: a FileData::tail_entry of kBasePack | i names base_pack_entries_[i] until
   // finish_pages() ends (ordinals of this image's own packs are handed out while a pack fills, so the two
@@ -606,7 +646,9 @@ class Packer {
 
 PackResult pack_data(const Options& o, const ScanResult& scan, const Tree& tree, ImageWriter& image,
                      Diag& diag, Progress& progress, Base* base) {
-  return Packer(o, image, diag, progress, small_files(scan, tree, o.page_size), base).pack_tree(scan, tree);
+  const std::vector<DataOrderEntry> order = data_order(scan, tree, o.page_size);
+  return Packer(o, image, diag, progress, small_files(scan, order, o.page_size), base)
+      .pack_tree(scan, tree, order);
 }
 
 StreamPacker::StreamPacker(const Options& o, ImageWriter& image, Diag& diag, Progress& progress, Base* base)

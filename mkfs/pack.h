@@ -1,5 +1,5 @@
 // The data pass: reads every regular file once and turns it into pages. A directory build reads the
-// files in inode order (pack_data); an archive build packs each member as the archive delivers it
+// files in packing order (pack_data, data_order.h); an archive build packs each member as the archive delivers it
 // (StreamPacker), so its data is in archive order.
 //
 // Logical page i of a file covers [i*P, min(size, (i+1)*P)). A page of zeros (a hole, or real zero
@@ -59,7 +59,7 @@ struct PackResult {
   std::vector<format::HoleRun> runs;
   PipelineResult pages;
   PackStats stats;
-  // Files whose data could not be read (skipped under --ignore-errors), as scan nodes, in inode order.
+  // Files whose data could not be read (skipped under --ignore-errors), as scan nodes, in packing order.
   std::vector<uint32_t> skipped;
   // Files whose size changed between the scan and their read: (scan node, bytes stored).
   std::vector<std::pair<uint32_t, uint64_t>> resized;
@@ -75,7 +75,7 @@ PackResult pack_data(const Options& o, const ScanResult& scan, const Tree& tree,
 
 // Makes the scan and the tree agree with what was packed: the sizes of resized files, the skipped files
 // left out of their directories, and the inodes renumbered without them (FileData and SparseFile
-// records follow). Removing files keeps the order of the others, so the data stays in inode order.
+// records follow). Removing files keeps the order of the others.
 void apply_pack_changes(ScanResult& scan, Tree& tree, PackResult& pack);
 
 // A regular file's bytes as an archive hands them over: data blocks at increasing offsets; the bytes

@@ -1,7 +1,7 @@
 // Reading small files ahead of the packer. On a tree of many tiny files the data pass is an open, a
 // read and a close per file: system calls, not compression, and on one thread they leave the other
 // cores idle (and, on a cold cache, one read in flight). A few reader threads do them for the files of
-// at most one page, in parallel and ahead, and the packer takes their bytes in inode order. Larger
+// at most one page, in parallel and ahead, and the packer takes their bytes in packing order. Larger
 // files go through the packer's own reads, which skip holes.
 #pragma once
 
