@@ -23,8 +23,16 @@ struct SplitParams {
   size_t segment_bytes;  // granularity of candidate split points
   bool exact_cost;       // price candidates with real Huffman codes rather than an entropy estimate
   bool optimal = false;  // cheapest split over all segment boundaries, not a left-to-right greedy merge
+  // With `optimal`: the cheapest split over every other boundary, then each cut moved by one segment
+  // where that is cheaper (a quarter of the candidate blocks).
+  bool pairs = false;
 };
 SplitParams split_params_for_level(int level);
+
+// The entropy estimate of coding a block's symbols with codes of its own, header included, in bits: what
+// the splitter minimises unless SplitParams::exact_cost. In fixed point (1/256 bit), so the AVX-512 path
+// (`simd`, where the CPU has it) and the scalar one give the same number and the same blocks.
+double estimate_block_bits(const BlockStats& s, bool simd = true);
 
 // Splits tokens t[0..nt) into blocks, and writes each token's symbols to s[0..nt) (as encode_symbols
 // would) on the way.

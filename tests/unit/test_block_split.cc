@@ -108,6 +108,7 @@ TEST(BlockSplit, LevelsFourToSevenAndTenToTwelveSplitExhaustively) {
   for (int level = 1; level <= 12; ++level) {
     const bool want = (level >= 4 && level <= 7) || level >= 10;
     EXPECT_EQ(split_params_for_level(level).optimal, want) << "level " << level;
+    EXPECT_EQ(split_params_for_level(level).pairs, level == 7) << "level " << level;
   }
 }
 
@@ -148,16 +149,70 @@ TEST(BlockSplit, SegmentsCountedWhileParsingMatchTheTokenScan) {
   }
 }
 
+// Level 7's split: optimal over 4 KiB, then each cut moved by 2 KiB where the estimate says so. A page
+// whose parts change 11 segments in (22,528 bytes) gets a cut there, which 4 KiB segments cannot give.
+TEST(BlockSplit, PairedSplitMovesACutToAnOddSegment) {
+  static const char* kText[] = {"func ", "return ", "err ", "nil ", "if ", ":= ", "\n\t", "struct "};
+  std::mt19937 rng(3);
+  Bytes page;
+  while (page.size() < 22528) {
+    const char* s = kText[rng() % std::size(kText)];
+    page.insert(page.end(), s, s + std::strlen(s));
+  }
+  page.resize(22528);
+  while (page.size() < 65536) page.push_back(static_cast<uint8_t>(rng() % 40 + (page.size() % 7) * 30));
+  const SplitParams p = split_params_for_level(7);
+  ASSERT_TRUE(p.optimal && p.pairs);
+  TokenVec tokens;
+  make_parser(7)->parse(page.data(), page.size(), tokens);
+  std::vector<Sym> syms(tokens.size());
+  std::vector<BlockRange> paired, coarse;
+  split_blocks(tokens.data(), tokens.size(), p, syms.data(), paired);
+  split_blocks(tokens.data(), tokens.size(), SplitParams{2 * p.segment_bytes, false, true}, syms.data(),
+               coarse);
+  expect_tiling(paired, tokens.data(), tokens.size(), page.size());
+  // Segments end at the first token past their 2 KiB, so a cut lands a match's length past a boundary.
+  const auto cut_near_text_end = [](const std::vector<BlockRange>& blocks) {
+    bool near = false;
+    for (const BlockRange& r : blocks) near |= r.byte_end + 512 > 22528 && r.byte_end < 22528 + 512;
+    return near;
+  };
+  EXPECT_TRUE(cut_near_text_end(paired));
+  EXPECT_FALSE(cut_near_text_end(coarse));
+  EXPECT_LT(total_bits(paired), total_bits(coarse));
+}
+
+// The estimate is fixed point, so the AVX-512 and the scalar sums are the same number (and pick the same
+// blocks on any CPU).
+TEST(BlockSplit, EstimateIsTheSameWithAndWithoutSimd) {
+  for (uint32_t seed = 1; seed <= 3; ++seed) {
+    const Bytes page = mixed_page(seed);
+    TokenVec tokens;
+    make_parser(7)->parse(page.data(), page.size(), tokens);
+    BlockStats s;
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      s.add(token_symbol(tokens[i]));
+      if (i % 997 != 0 && i + 1 != tokens.size()) continue;
+      ASSERT_EQ(estimate_block_bits(s, true), estimate_block_bits(s, false))
+          << "seed " << seed << " token " << i;
+    }
+    EXPECT_GT(estimate_block_bits(s, false), 8.0 * page.size() / 8);  // a mixed page: over a bit a byte
+    EXPECT_LT(estimate_block_bits(s, false), 8.0 * page.size());
+  }
+}
+
 TEST(BlockSplit, EmptyAndTinyTokenStreamsMakeOneBlock) {
-  std::vector<BlockRange> out;
-  std::vector<Sym> syms(1);
-  split_blocks(nullptr, 0, SplitParams{4096, true, true}, syms.data(), out);
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].tok_end, 0u);
-  const Token one = Token::literal('x');
-  split_blocks(&one, 1, SplitParams{4096, true, true}, syms.data(), out);
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].byte_end, 1u);
+  for (const SplitParams& p : {SplitParams{4096, true, true}, split_params_for_level(7)}) {
+    std::vector<BlockRange> out;
+    std::vector<Sym> syms(1);
+    split_blocks(nullptr, 0, p, syms.data(), out);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].tok_end, 0u);
+    const Token one = Token::literal('x');
+    split_blocks(&one, 1, p, syms.data(), out);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].byte_end, 1u);
+  }
 }
 
 }  // namespace
