@@ -1,8 +1,13 @@
 #include "decode_table.h"
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include <array>
 #include <cstring>
 
+#include "cpu.h"
 #include "gdfs/deflate64.h"
 
 namespace gdfs::gdeflate {
@@ -39,6 +44,71 @@ unsigned reverse_bits(unsigned code, unsigned len) {
   return r >> (16 - len);
 }
 
+// The symbols with a code, sorted by code length and, within a length, by symbol (the canonical code's
+// order), and how many codes each length has. False if a length exceeds max_len.
+struct ByLength {
+  std::array<unsigned, 16> count{};
+  std::array<uint16_t, 288 + 32> sym;  // 32 spare: the AVX-512 path stores whole vectors
+};
+
+bool sort_by_length_scalar(const uint8_t* lens, unsigned n, unsigned max_len, ByLength& b) {
+  for (unsigned s = 0; s < n; ++s) {
+    if (lens[s] > max_len) return false;
+    ++b.count[lens[s]];
+  }
+  std::array<unsigned, 16> fill{};
+  for (unsigned len = 2; len <= max_len; ++len) fill[len] = fill[len - 1] + b.count[len - 1];
+  for (unsigned s = 0; s < n; ++s)
+    if (lens[s]) b.sym[fill[lens[s]]++] = static_cast<uint16_t>(s);
+  return true;
+}
+
+#if defined(__x86_64__)
+#define GDFS_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi2,popcnt")))
+// A stable counting sort by compares: for each length, VPCOMPRESSW packs the symbols of that length
+// from each 32-symbol chunk, in symbol order. The scalar sort's increments of one counter per symbol
+// wait on each other whenever neighbouring symbols share a length, which is most of the time.
+GDFS_AVX512 bool sort_by_length_avx512(const uint8_t* lens, unsigned n, unsigned max_len, ByLength& b) {
+  constexpr unsigned kChunks = (288 + 31) / 32;
+  __m512i len16[kChunks];
+  __mmask32 live[kChunks];
+  const unsigned chunks = (n + 31) / 32;
+  __mmask32 over = 0;
+  for (unsigned c = 0; c < chunks; ++c) {
+    const unsigned left = n - 32 * c;
+    live[c] = left >= 32 ? ~__mmask32{0} : (__mmask32{1} << left) - 1;
+    len16[c] = _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(live[c], lens + 32 * c));
+    over |= _mm512_mask_cmpgt_epu16_mask(live[c], len16[c], _mm512_set1_epi16(static_cast<short>(max_len)));
+  }
+  if (over) return false;
+  const __m512i iota = _mm512_set_epi16(31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15,
+                                        14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+  unsigned pos = 0;
+  for (unsigned len = 1; len <= max_len && pos < n; ++len) {
+    const __m512i want = _mm512_set1_epi16(static_cast<short>(len));
+    const unsigned first = pos;
+    for (unsigned c = 0; c < chunks; ++c) {
+      const __mmask32 m = _mm512_mask_cmpeq_epu16_mask(live[c], len16[c], want);
+      const __m512i syms = _mm512_add_epi16(iota, _mm512_set1_epi16(static_cast<short>(32 * c)));
+      _mm512_storeu_si512(b.sym.data() + pos, _mm512_maskz_compress_epi16(m, syms));
+      pos += static_cast<unsigned>(__builtin_popcount(m));
+    }
+    b.count[len] = pos - first;
+  }
+  return true;
+}
+#endif
+
+bool sort_by_length(const uint8_t* lens, unsigned n, unsigned max_len, bool simd, ByLength& b) {
+#if defined(__x86_64__)
+  static const bool usable = avx512_usable();
+  if (simd && usable && n <= 288) return sort_by_length_avx512(lens, n, max_len, b);
+#else
+  (void)simd;
+#endif
+  return sort_by_length_scalar(lens, n, max_len, b);
+}
+
 }  // namespace
 
 const std::array<uint32_t, 288> kLitlenSymEntries = litlen_entries();
@@ -46,13 +116,10 @@ const std::array<uint32_t, 32> kDistSymEntries = dist_entries();
 const std::array<uint32_t, 19> kPrecodeSymEntries = precode_entries();
 
 bool build_decode_table(const uint8_t* lens, unsigned n, const uint32_t* sym_entry, unsigned table_bits,
-                        unsigned max_len, uint32_t* table) {
-  std::array<unsigned, 16> count{};
-  for (unsigned s = 0; s < n; ++s) {
-    if (lens[s] > max_len) return false;
-    ++count[lens[s]];
-  }
-  count[0] = 0;
+                        unsigned max_len, uint32_t* table, bool simd) {
+  ByLength b;
+  if (!sort_by_length(lens, n, max_len, simd, b)) return false;
+  const std::array<unsigned, 16>& count = b.count;
   int left = 1;
   unsigned used = 0;
   for (unsigned len = 1; len <= max_len; ++len) {
@@ -64,59 +131,47 @@ bool build_decode_table(const uint8_t* lens, unsigned n, const uint32_t* sym_ent
   if (left != 0 && !(used == 0 || (used == 1 && count[1] == 1))) return false;  // incomplete
   const unsigned main_size = 1u << table_bits;
 
-  // Canonical codes, bit-reversed because lanes are consumed LSB-first.
-  std::array<unsigned, 16> next{};
-  unsigned code = 0;
-  for (unsigned len = 1; len <= max_len; ++len) {
-    code = (code + count[len - 1]) << 1;
-    next[len] = code;
-  }
-  std::array<uint16_t, 288> rev;
-  std::array<uint16_t, 288> by_len;  // the symbols sorted by code length (stable), from `start`
-  std::array<unsigned, 17> start{};
-  for (unsigned len = 1; len <= max_len; ++len) start[len + 1] = start[len] + count[len];
-  std::array<unsigned, 17> fill = start;
-  for (unsigned s = 0; s < n; ++s) {
-    const unsigned len = lens[s];
-    if (!len) continue;
-    rev[s] = static_cast<uint16_t>(reverse_bits(next[len]++, len));
-    by_len[fill[len]++] = static_cast<uint16_t>(s);
-  }
-
   // The main table grows by doubling: at size 2^len it holds every code of at most len bits at its
-  // reversed code, and each doubling repeats it, which is where a shorter code's entries belong in the
-  // larger table. Every entry is then written once by a store or a block copy, instead of once per
-  // code in a loop whose length depends on the code. Slots that no code of at most len bits covers
-  // start as kEntryBad: longer codes overwrite them, and in the accepted incomplete codes they stay.
+  // reversed code (lanes are consumed LSB-first), and each doubling repeats it, which is where a
+  // shorter code's entries belong in the larger table. Every entry is then written once by a store or a
+  // block copy, instead of once per code in a loop whose length depends on the code. Slots that no code
+  // of at most len bits covers start as kEntryBad: longer codes overwrite them, and in the accepted
+  // incomplete codes they stay. The canonical code of the k-th symbol in length order is the previous
+  // one plus 1, shifted left at each new length.
   table[0] = table[1] = make_entry(0, 0, kEntryBad);
-  unsigned size = 2;
+  unsigned size = 2, code = 0, k = 0;
   for (unsigned len = 1; len <= table_bits; ++len) {
     if (len > 1) {
       std::memcpy(table + size, table, size * sizeof(uint32_t));
       size *= 2;
     }
-    for (unsigned k = start[len]; k < start[len + 1]; ++k) {
-      const unsigned s = by_len[k];
-      table[rev[s]] = sym_entry[s] | len;
+    for (const unsigned end = k + count[len]; k < end; ++k, ++code) {
+      const unsigned s = b.sym[k];
+      table[reverse_bits(code, len)] = sym_entry[s] | len;
     }
+    code <<= 1;
   }
-  std::array<uint16_t, 288> long_syms;  // codes longer than the main table, which need subtables
-  unsigned nlong = 0;
-  for (unsigned k = start[table_bits + 1]; k < start[max_len + 1]; ++k) long_syms[nlong++] = by_len[k];
-  if (!nlong) return true;
+  const unsigned first_long = k;
+  if (first_long == used) return true;
+
+  // Codes longer than the main table: their reversed codes, in length order.
+  std::array<uint16_t, 288> rev;
+  for (unsigned len = table_bits + 1; len <= max_len; ++len, code <<= 1)
+    for (const unsigned end = k + count[len]; k < end; ++k, ++code)
+      rev[k] = static_cast<uint16_t>(reverse_bits(code, len));
 
   // A subtable per main-table prefix, wide enough for the longest code that shares the prefix. The
   // prefixes of long codes are covered by no short code, so their main entries are free to reuse.
   std::array<uint8_t, 2048> sub_bits;
-  for (unsigned k = 0; k < nlong; ++k) sub_bits[rev[long_syms[k]] & (main_size - 1)] = 0;
-  for (unsigned k = 0; k < nlong; ++k) {
-    const unsigned s = long_syms[k];
-    uint8_t& b = sub_bits[rev[s] & (main_size - 1)];
-    if (lens[s] - table_bits > b) b = static_cast<uint8_t>(lens[s] - table_bits);
+  for (unsigned j = first_long; j < used; ++j) sub_bits[rev[j] & (main_size - 1)] = 0;
+  for (unsigned j = first_long; j < used; ++j) {
+    uint8_t& sb = sub_bits[rev[j] & (main_size - 1)];
+    const unsigned len = lens[b.sym[j]];
+    if (len - table_bits > sb) sb = static_cast<uint8_t>(len - table_bits);
   }
   unsigned sub_next = main_size;
-  for (unsigned k = 0; k < nlong; ++k) {
-    const unsigned s = long_syms[k], p = rev[s] & (main_size - 1);
+  for (unsigned j = first_long; j < used; ++j) {
+    const unsigned p = rev[j] & (main_size - 1);
     if (!sub_bits[p]) continue;  // already allocated
     table[p] = make_entry(sub_next, sub_bits[p], kEntryLong) | table_bits;
     if (left != 0)
@@ -124,12 +179,12 @@ bool build_decode_table(const uint8_t* lens, unsigned n, const uint32_t* sym_ent
     sub_next += 1u << sub_bits[p];
     sub_bits[p] = 0;
   }
-  for (unsigned k = 0; k < nlong; ++k) {
-    const unsigned s = long_syms[k], len = lens[s];
-    const uint32_t ptr = table[rev[s] & (main_size - 1)];
+  for (unsigned j = first_long; j < used; ++j) {
+    const unsigned s = b.sym[j], len = lens[s];
+    const uint32_t ptr = table[rev[j] & (main_size - 1)];
     const unsigned sb = entry_extra(ptr), base = entry_value(ptr);
     const uint32_t e = sym_entry[s] | len;
-    for (unsigned i = rev[s] >> table_bits; i < (1u << sb); i += 1u << (len - table_bits))
+    for (unsigned i = rev[j] >> table_bits; i < (1u << sb); i += 1u << (len - table_bits))
       table[base + i] = e;
   }
   return true;

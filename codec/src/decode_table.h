@@ -23,9 +23,10 @@ inline constexpr unsigned kPrecodeTableSize = 1u << kPrecodeTableBits;
 // Builds a decode table for code lengths lens[0..n) where symbol s decodes to sym_entry[s] (value, extra
 // and flags; the code length is filled in here). Returns false for an over-subscribed code, or an
 // incomplete one other than the two forms DEFLATE decoders accept: no codes at all, or a single code of
-// length 1. Unused code words decode to kEntryBad.
+// length 1. Unused code words decode to kEntryBad. `simd`: sort the symbols with AVX-512 where the CPU
+// has it (the tables are the same either way; tests compare the two).
 bool build_decode_table(const uint8_t* lens, unsigned n, const uint32_t* sym_entry, unsigned table_bits,
-                        unsigned max_len, uint32_t* table);
+                        unsigned max_len, uint32_t* table, bool simd = true);
 
 // Per-symbol entries (without code lengths) for the three alphabets.
 extern const std::array<uint32_t, 288> kLitlenSymEntries;

@@ -241,12 +241,16 @@ uint32_t table_lookup(const std::vector<uint32_t>& t, unsigned table_bits, uint3
 
 // Every 15-bit input decodes to the symbol whose encoder code is its prefix, with that code's length;
 // inputs no code is a prefix of decode to kEntryBad.
+// Both ways of sorting the symbols (AVX-512 where the CPU has it, and scalar) build the same table.
 void check_table_against_codes(const Lens& lens, unsigned table_bits) {
   const unsigned n = static_cast<unsigned>(lens.size());
   std::vector<uint32_t> sym(n);
   for (unsigned s = 0; s < n; ++s) sym[s] = make_entry(s, 0, 0);
   std::vector<uint32_t> table((1u << table_bits) + n * (1u << (15 - table_bits)), 0xDEADBEEF);
+  std::vector<uint32_t> scalar(table);
   ASSERT_TRUE(build_decode_table(lens.data(), n, sym.data(), table_bits, 15, table.data()));
+  ASSERT_TRUE(build_decode_table(lens.data(), n, sym.data(), table_bits, 15, scalar.data(), false));
+  ASSERT_TRUE(table == scalar);
   const std::vector<uint16_t> codes = codes_for(lens);
   for (uint32_t x = 0; x < (1u << 15); ++x) {
     unsigned want = n;
@@ -279,9 +283,20 @@ TEST(Huffman, DecodeTablesAgreeWithCanonicalCodes) {
   check_table_against_codes({0, 1, 0}, 8);
   check_table_against_codes({0, 0, 0}, 8);
   // Other incomplete codes and over-subscribed ones are refused.
-  std::vector<uint32_t> table(1u << 16), sym(4, 0);
-  EXPECT_FALSE(build_decode_table(Lens{1, 2, 0, 0}.data(), 4, sym.data(), 8, 15, table.data()));
-  EXPECT_FALSE(build_decode_table(Lens{1, 1, 1, 0}.data(), 4, sym.data(), 8, 15, table.data()));
+  std::vector<uint32_t> table(1u << 16), sym(288, 0);
+  for (const bool simd : {true, false}) {
+    EXPECT_FALSE(build_decode_table(Lens{1, 2, 0, 0}.data(), 4, sym.data(), 8, 15, table.data(), simd));
+    EXPECT_FALSE(build_decode_table(Lens{1, 1, 1, 0}.data(), 4, sym.data(), 8, 15, table.data(), simd));
+    // Lengths past max_len, in any of the 288 places (a corrupt header, or a precode length over 7).
+    for (const unsigned at : {0u, 31u, 32u, 200u, 287u}) {
+      Lens lens(288, 0);
+      lens[at] = 16;
+      EXPECT_FALSE(build_decode_table(lens.data(), 288, sym.data(), 11, 15, table.data(), simd)) << at;
+      lens[at] = 255;
+      EXPECT_FALSE(build_decode_table(lens.data(), 288, sym.data(), 11, 15, table.data(), simd)) << at;
+    }
+    EXPECT_FALSE(build_decode_table(Lens{8, 1, 1}.data(), 3, sym.data(), 7, 7, table.data(), simd));
+  }
 }
 
 }  // namespace
