@@ -30,7 +30,8 @@ struct SplitParams {
 SplitParams split_params_for_level(int level);
 
 // The entropy estimate of coding a block's symbols with codes of its own, header included, in bits: what
-// the splitter minimises unless SplitParams::exact_cost. In fixed point (1/256 bit), so the AVX-512 path
+// the splitter minimises unless SplitParams::exact_cost. `s` counts the tokens of one page at most (its
+// counts index a table of kMaxPageBytes + 1 entries). In fixed point (1/256 bit), so the AVX-512 path
 // (`simd`, where the CPU has it) and the scalar one give the same number and the same blocks.
 double estimate_block_bits(const BlockStats& s, bool simd = true);
 
