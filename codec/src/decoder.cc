@@ -93,7 +93,9 @@ PageStatus Decompressor::Impl::read_dynamic_tables(LaneReader& r) {
 
   std::array<uint8_t, 288 + 32> lens{};
   const unsigned total = hlit + hdist;
-  for (unsigned k = 0, j = 0; k < total; ++j) {
+  unsigned k = 0;
+  if (simd && simd->lengths) simd->lengths(r, precode.data(), lens.data(), total, k);  // whole rounds
+  for (unsigned j = 0; k < total; ++j) {
     const unsigned lane = j & 31;
     const uint64_t bits = r.buf[lane];
     const uint32_t e = precode[bits & 127];

@@ -186,7 +186,7 @@ struct Avx2 {
 
 }  // namespace
 
-const SimdRounds kAvx2Rounds{data_rounds<Avx2>, stored_rounds<Avx2>};
+const SimdRounds kAvx2Rounds{data_rounds<Avx2>, stored_rounds<Avx2>, nullptr};
 
 }  // namespace gdfs::gdeflate
 #endif

@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 
 #include "decode_table.h"
 #include "decoder_rounds.h"
@@ -258,9 +259,65 @@ struct Avx512 {
   static uint32_t match_lanes(const Round& rd) { return rd.len[0] | (uint32_t{rd.len[1]} << 16); }
 };
 
+// Code-length rounds (SimdRounds::lengths). A round's 32 precode symbols are decoded side by side;
+// their runs are then written in lane order (a repeat copies the length before it, which may be the
+// previous lane's).
+GDFS_AVX512 void length_rounds(LaneReader& r, const uint32_t* precode, uint8_t* lens, unsigned total,
+                               unsigned& k) {
+  using Vec = __m512i;
+  Lanes<Avx512> v;
+  load_lanes(r, v);
+  size_t next = r.next;
+  unsigned at = k;
+  const Vec k31 = _mm512_set1_epi32(31), k16 = _mm512_set1_epi32(16);
+  alignas(64) uint32_t sym_s[32], run_s[32];
+  for (;;) {
+    Vec tot[2], sym[2], run[2];
+    bool bad = false;
+    for (int h = 0; h < 2; ++h) {
+      const Vec e = _mm512_i32gather_epi32(_mm512_and_si512(v.lo[h], _mm512_set1_epi32(127)), precode, 4);
+      bad |= _mm512_test_epi32_mask(e, _mm512_set1_epi32(kEntryBad)) != 0;
+      const Vec cl = _mm512_and_si512(e, k31);
+      const Vec nx = _mm512_and_si512(_mm512_srli_epi32(e, 5), k31);
+      sym[h] = _mm512_srli_epi32(e, 16);
+      tot[h] = _mm512_add_epi32(cl, nx);
+      // A run: 1 length below 16; 3 + x for 16 (repeat) and 17 (zeros); 11 + x for 18 (zeros).
+      const Vec x = low_bits(_mm512_srlv_epi32(v.lo[h], cl), nx);
+      const __mmask16 rle = _mm512_cmpge_epu32_mask(sym[h], k16);
+      const __mmask16 long_zeros = _mm512_cmpeq_epi32_mask(sym[h], _mm512_set1_epi32(18));
+      const Vec base = _mm512_mask_mov_epi32(_mm512_set1_epi32(3), long_zeros, _mm512_set1_epi32(11));
+      run[h] = _mm512_mask_add_epi32(_mm512_set1_epi32(1), rle, base, x);
+    }
+    if (bad) break;
+    const uint32_t sum = static_cast<uint32_t>(_mm512_reduce_add_epi32(_mm512_add_epi32(run[0], run[1])));
+    if (sum > total - at) break;  // the header ends inside this round, or a run is too long
+    _mm512_store_si512(sym_s, sym[0]);
+    _mm512_store_si512(sym_s + 16, sym[1]);
+    if (at == 0 && sym_s[0] == 16) break;  // a repeat with nothing before it
+    Vec newcnt[2];
+    __mmask16 refill[2];
+    if (next + plan_refill(v, tot, newcnt, refill) > r.nwords) break;
+    _mm512_store_si512(run_s, run[0]);
+    _mm512_store_si512(run_s + 16, run[1]);
+    for (unsigned l = 0; l < 32; ++l) {
+      const uint32_t s = sym_s[l], n = run_s[l];
+      if (s < 16) {
+        lens[at++] = static_cast<uint8_t>(s);
+      } else {
+        std::memset(lens + at, s == 16 ? lens[at - 1] : 0, n);
+        at += n;
+      }
+    }
+    consume_refill(v, tot, newcnt, refill, r.in, next);
+  }
+  store_lanes(v, r);
+  r.next = next;
+  k = at;
+}
+
 }  // namespace
 
-const SimdRounds kAvx512Rounds{data_rounds<Avx512>, stored_rounds<Avx512>};
+const SimdRounds kAvx512Rounds{data_rounds<Avx512>, stored_rounds<Avx512>, length_rounds};
 
 }  // namespace gdfs::gdeflate
 #endif

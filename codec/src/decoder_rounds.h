@@ -126,6 +126,12 @@ struct SimdRounds {
   // Stored-block body: copies whole 32-byte rounds while at least 32 bytes remain and input lasts;
   // decrements `remaining` by what it did and leaves the rest to the scalar code.
   void (*stored)(LaneReader& r, Output& o, uint32_t& remaining);
+  // A dynamic header's code lengths, from a round boundary: whole rounds of 32 precode symbols (one a
+  // lane, decoded with the precode table `precode`) for as long as each is ordinary (every code valid,
+  // no repeat before the first length, every run within the `total` lengths, enough input). Appends the
+  // lengths at lens[k..] and advances k; leaves the rest, from a round boundary, to the scalar code.
+  // Null where an instruction set has none.
+  void (*lengths)(LaneReader& r, const uint32_t* precode, uint8_t* lens, unsigned total, unsigned& k);
 };
 
 #if defined(__x86_64__)
