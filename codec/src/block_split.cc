@@ -218,7 +218,7 @@ SplitParams split_params_for_level(int level) {
   if (level <= 6) return {8192, false, level >= 4};
   // Level 7, the default: every split at 4 KiB, then each cut moved by 2 KiB where that is cheaper. On
   // tail packs (the tails of many files in one page) block edges matter most: 0.3% smaller images of two
-  // Python trees, 0.1% on Linux source pages, for ~1% of the level's time; every split at 2 KiB (528
+  // Python trees, 0.1% on Linux source pages, for ~1.5% of the level's time; every split at 2 KiB (528
   // candidates) saved 0.03% more for 4-7% of it (bench/results/2026-11-27-split-2k-zen5-vm.txt).
   if (level == 7) return {2048, false, true, true};
   // Levels 8-9 merge 4 KiB segments left to right and price each candidate with real Huffman codes.
