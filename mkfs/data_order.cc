@@ -80,7 +80,7 @@ std::vector<DataOrderEntry> data_order(const ScanResult& scan, const Tree& tree,
     }
     uint64_t tails = scan.nodes[node].size % page;
     for (const uint32_t c : it->second) tails += scan.nodes[c].size % page;
-    out.push_back({node, tails, false});
+    out.push_back({node, static_cast<uint32_t>(std::min<uint64_t>(tails, UINT32_MAX)), false});
     for (const uint32_t c : it->second) out.push_back({c, 0, true});
   }
   return out;

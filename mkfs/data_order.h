@@ -20,8 +20,9 @@ namespace gdfs::mkfs {
 struct DataOrderEntry {
   uint32_t node;  // scan node of a regular file
   // On the first file of a group of two or more (a source and its compiled files): the sum of their
-  // tails (size % page), which the packer keeps in one pack when they fit in one. 0 elsewhere.
-  uint64_t group_tails;
+  // tails (size % page, at most UINT32_MAX), which the packer keeps in one pack when they fit in one.
+  // 0 elsewhere. 32 bits: a tree of a million files holds a million of these while it is packed.
+  uint32_t group_tails;
   // A compiled file: its tail goes after the other tails of its pack, so that the source text and the
   // bytecode each lie in one stretch (Huffman blocks fitted to each). A source still precedes its
   // bytecode within the pack's 64 KiB window.
