@@ -89,8 +89,7 @@ double block_cost(const BlockStats& s, bool exact) {
     c.build_dynamic_lengths(s);
     return 3.0 + c.header_bits + static_cast<double>(c.data_bits(s));
   }
-  static const bool simd = avx512_usable();
-  return estimate_block_bits(s, simd);
+  return estimate_block_bits(s);
 }
 
 // One segment's tokens: their symbols into s[], their statistics into seg.stats. This is the only pass
@@ -144,7 +143,8 @@ BlockStats stats_of(const std::vector<BlockRange>& segs, size_t a, size_t b) {
 }
 
 // The optimal cuts over pairs of segments (a quarter of the candidate blocks), then each cut, left to
-// right, moved by one segment where the two blocks beside it cost less that way.
+// right, moved by one segment where the two blocks beside it cost less that way. Only the pairs' stats
+// are read; their token and byte ranges stay the first segment's.
 std::vector<size_t> paired_cuts(const std::vector<BlockRange>& segs, bool exact) {
   std::vector<BlockRange> pairs;
   for (size_t k = 0; k < segs.size(); k += 2) {
@@ -201,7 +201,8 @@ class BlockMerger {
 
 double estimate_block_bits(const BlockStats& s, bool simd) {
   static const uint32_t* const table = f_log2_f_table();
-  simd = simd && avx512_usable();
+  static const bool usable = avx512_usable();  // a CPUID query per call would be on the split's hot path
+  simd = simd && usable;
   uint64_t used = 0;
   const uint64_t bits = estimate_bits(s.litlen.data(), kNumLitlenSyms, table, simd, used) +
                         estimate_bits(s.dist.data(), kNumDistSyms, table, simd, used) +
