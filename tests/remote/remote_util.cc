@@ -18,13 +18,13 @@ namespace gdfs::test {
 namespace fs = std::filesystem;
 using Bytes = std::vector<uint8_t>;
 
+// Removed at exit: ctest runs every test in a process of its own, each building its images here (up to
+// 830 MB), so a directory left behind per process fills /tmp.
 const std::string& scratch() {
-  static TempDir* dir = [] {
-    auto* d = new TempDir("remote");
-    chmod(d->path().c_str(), 0755);
-    return d;
-  }();
-  return dir->path();
+  static TempDir dir("remote");
+  static const bool opened = chmod(dir.path().c_str(), 0755) == 0;
+  (void)opened;
+  return dir.path();
 }
 
 std::string fresh_dir(const std::string& tag) {
