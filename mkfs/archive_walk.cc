@@ -11,6 +11,7 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "archive_input.h"
 #include "diag.h"
 #include "gdfs/format.h"
 #include "image_writer.h"
@@ -19,8 +20,7 @@
 namespace gdfs::mkfs {
 namespace {
 
-constexpr size_t kReadBlock = size_t{1} << 20;  // bytes per read of the archive file or pipe
-constexpr size_t kMaxXattrValue = 65536;        // XattrPair::value_len limit, as in scan.cc
+constexpr size_t kMaxXattrValue = 65536;  // XattrPair::value_len limit, as in scan.cc
 constexpr uint32_t kNone = format::kNone;
 constexpr unsigned kMaxRetries = 1000;  // headers in a row that libarchive asks to retry: then give up
 
@@ -119,6 +119,7 @@ class Walk {
         label_(o.source == "-" ? std::string("standard input") : "archive " + quote_path(o.source)),
         packer_(o, image, diag, progress, base),
         slots_(0, SlotHash{this}, SlotEq{this}),
+        input_(o.source, label_, diag),
         a_(archive_read_new(), archive_read_free) {}
 
   ArchiveBuild run() {
@@ -126,6 +127,7 @@ class Walk {
     add_root();
     open();
     read_members();
+    input_.finish();
     a_.reset();
     slots_ = Slots(0, SlotHash{this}, SlotEq{this});  // the name index is done with: free it first
     for (ScanNode& n : nodes())
@@ -179,9 +181,7 @@ class Walk {
           archive_read_support_format_rar, archive_read_support_format_rar5, archive_read_support_format_tar,
           archive_read_support_format_warc, archive_read_support_format_xar, archive_read_support_format_zip})
       support(a);
-    const int r = o_.source == "-" ? archive_read_open_fd(a, STDIN_FILENO, kReadBlock)
-                                   : archive_read_open_filename(a, o_.source.c_str(), kReadBlock);
-    if (r != ARCHIVE_OK) throw MkfsError("cannot read " + label_ + ": " + error_of(a));
+    input_.open(a);
   }
 
   void read_members() {
@@ -217,6 +217,10 @@ class Walk {
     ++progress_.scanned;
     progress_.tick();
     fatal_ = false;
+    // Headers without a name, one after another, are what garbage (a damaged compressed stream, say)
+    // reads as: give up after as many as for headers libarchive asks to retry.
+    nameless_ = raw == nullptr ? nameless_ + 1 : 0;
+    if (nameless_ > kMaxRetries) return false;
     try {
       if (raw == nullptr) throw EntryError("its path name cannot be read");
       add_member(e);
@@ -472,7 +476,9 @@ class Walk {
   std::vector<uint32_t> implied_;  // directories made for paths no member named (yet)
   std::string last_;               // the current (or last) member's path as the archive spells it
   bool warned_slash_ = false;
-  bool fatal_ = false;  // the current member's data ended the archive
+  bool fatal_ = false;     // the current member's data ended the archive
+  unsigned nameless_ = 0;  // members in a row whose path name could not be read
+  ArchiveInput input_;     // outlives a_, which reads through it
   std::unique_ptr<archive, int (*)(archive*)> a_;
 };
 

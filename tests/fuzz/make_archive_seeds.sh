@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Seeds for fuzz_archive: one tiny tree (a small file, a few pages with a tail, a hole, a symlink, a
-# hard link, nested dirs) as a ustar tar, a GNU tar with a sparse member, a tar.gz, a zip and a newc
-# cpio, each a few KiB. The committed copies in regressions/fuzz_archive/ were made by this script;
-# a format whose tool is missing is left out.
+# hard link, nested dirs) as a ustar tar, a GNU tar with a sparse member, a tar.gz (and one of two gzip
+# members), a zip and a newc cpio, each a few KiB. The committed copies in regressions/fuzz_archive/
+# were made by this script; a format whose tool is missing is left out.
 # Usage: make_archive_seeds.sh OUTDIR
 set -euo pipefail
 out=$1
@@ -22,6 +22,9 @@ tar_opts=(-C "$t" --sort=name --owner=0 --group=0 --numeric-owner -b 1)
 tar "${tar_opts[@]}" --format=ustar -cf "$out/tree.tar" .
 tar "${tar_opts[@]}" --format=gnu --sparse -cf "$out/sparse-gnu.tar" sparse small
 tar "${tar_opts[@]}" --format=pax --pax-option=delete=atime,delete=ctime -cf - . | gzip -9n >"$out/tree.tar.gz"
+# The same tar as two gzip members, cut inside a header (pigz and bgzip write several).
+tar "${tar_opts[@]}" --format=ustar -cf "$work/two.tar" .
+{ head -c 700 "$work/two.tar" | gzip -9n; tail -c +701 "$work/two.tar" | gzip -9n; } >"$out/two-members.tar.gz"
 if command -v cpio >/dev/null; then
   (cd "$t" && find . | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0) >"$out/tree.cpio"
 fi

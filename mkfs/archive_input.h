@@ -1,0 +1,41 @@
+// Where the archive walk's bytes come from. libarchive recognizes and decompresses every compressed
+// archive itself, except gzip where ISA-L is available (Debian: libisal-dev): there the stream is
+// inflated here, with ISA-L, 2.7x as fast as libarchive's zlib on a Linux source .tar.gz, whose inflate
+// had made it a slower source than the extracted tree (bench/results/2026-11-27-archive-isal-zen5-vm.txt).
+// Every gzip member's CRC-32 and length are checked, to the end of the stream: also the part after the
+// archive's own end, which libarchive never asks for.
+#pragma once
+
+#include <archive.h>
+
+#include <memory>
+#include <string>
+
+namespace gdfs::mkfs {
+
+class Diag;
+
+class ArchiveInput {
+ public:
+  // `path`: a file, or "-" for standard input; `label` names it in messages.
+  ArchiveInput(std::string path, std::string label, Diag& diag);
+  ~ArchiveInput();
+  ArchiveInput(const ArchiveInput&) = delete;
+  ArchiveInput& operator=(const ArchiveInput&) = delete;
+
+  // Opens `a` (formats and filters already chosen) on the input. Throws MkfsError.
+  void open(archive* a);
+
+  // After the archive's last member: reads what is left of a gzip stream, checking its CRCs. A damaged
+  // stream is an MkfsError: members read before the damage may hold wrong bytes.
+  void finish();
+
+  // Whether this build inflates gzip itself (with ISA-L) rather than leaving it to libarchive.
+  static bool inflates_gzip();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gdfs::mkfs

@@ -1,0 +1,212 @@
+// mkfs.gdfs from gzip-compressed archives, which it inflates itself where built with ISA-L: several
+// gzip members, padding, header fields and pipes read as the plain archive does, and a damaged stream
+// (bad data, CRC or length, truncation, damage after the archive's end) fails the build, naming the
+// archive, with no image left.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "archive_input.h"
+#include "archive_util.h"
+#include "cli_util.h"
+#include "tree_util.h"
+
+namespace gdfs::test {
+namespace {
+
+namespace fs = std::filesystem;
+using Bytes = std::vector<uint8_t>;
+
+// One gzip member of `data`, with the optional header fields filled in where asked.
+Bytes gzip_member(const uint8_t* data, size_t size, bool header_fields = false) {
+  z_stream z{};
+  EXPECT_EQ(deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string extra = "GD\x04\x00gdfs", name = "m.tar", comment = "a comment";
+  gz_header h{};
+  if (header_fields) {
+    h.extra = reinterpret_cast<Bytef*>(extra.data());
+    h.extra_len = static_cast<uInt>(extra.size());
+    h.name = reinterpret_cast<Bytef*>(name.data());
+    h.comment = reinterpret_cast<Bytef*>(comment.data());
+    h.hcrc = 1;
+    EXPECT_EQ(deflateSetHeader(&z, &h), Z_OK);
+  }
+  Bytes out(deflateBound(&z, size) + 64);
+  z.next_in = const_cast<Bytef*>(data);
+  z.avail_in = static_cast<uInt>(size);
+  z.next_out = out.data();
+  z.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+void append(Bytes& to, const Bytes& more) {
+  to.insert(to.end(), more.begin(), more.end());
+}
+
+// Incompressible bytes, so that a member's data is larger than the inflater's output blocks.
+std::string noise(size_t n, uint32_t seed) {
+  std::string s(n, '\0');
+  for (char& c : s) {
+    seed = seed * 1664525u + 1013904223u;
+    c = static_cast<char>(seed >> 24);
+  }
+  return s;
+}
+
+// Compressible bytes: words from a small list.
+std::string words(size_t n, uint32_t seed) {
+  static const char* const list[] = {"page ", "tail ", "gzip ", "member ", "archive ", "image\n"};
+  std::string s;
+  while (s.size() < n) {
+    seed = seed * 1664525u + 1013904223u;
+    s += list[(seed >> 24) % std::size(list)];
+  }
+  s.resize(n);
+  return s;
+}
+
+class ArchiveGzip : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    write_members({{"a.txt", 'f', words(5000, 1)},
+                   {"dir/b.bin", 'f', noise(3 << 20, 2)},
+                   {"dir/c.txt", 'f', words(70000, 3)},
+                   {"link", 'l', "a.txt"}},
+                  dir_ / "m.tar");
+    tar_ = read_bytes(dir_ / "m.tar");
+    ASSERT_EQ(run_mkfs({"-q", dir_ / "m.tar", dir_ / "plain.gdfs"}).code, 0);
+  }
+  std::string image() const { return dir_ / "m.gdfs"; }
+  CliResult mkfs_from(const Bytes& gz) {
+    write_bytes(dir_ / "m.tgz", gz);
+    return run_mkfs({"-q", dir_ / "m.tgz", image()});
+  }
+  // The build from `gz` gives the same image as the plain tar's.
+  void expect_same_image(const Bytes& gz) {
+    const CliResult r = mkfs_from(gz);
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_TRUE(read_bytes(image()) == read_bytes(dir_ / "plain.gdfs"));
+  }
+  // A failed build: exit 1, an error naming the archive and saying `what`, no image or temp file.
+  void expect_refused(const Bytes& gz, const std::string& what) {
+    const CliResult r = mkfs_from(gz);
+    last_err_ = r.err;
+    EXPECT_EQ(r.code, 1) << r.err;
+    EXPECT_NE(r.err.find("archive '" + dir_ / "m.tgz" + "'"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(what), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(image()));
+    for (const auto& e : fs::directory_iterator(dir_.path()))
+      EXPECT_EQ(e.path().filename().string().find(".gdfs-tmp"), std::string::npos) << e.path();
+  }
+  Bytes whole() const { return gzip_member(tar_.data(), tar_.size()); }
+  static void require_isal() {
+    if (!mkfs::ArchiveInput::inflates_gzip())
+      GTEST_SKIP() << "built without ISA-L: libarchive inflates gzip, and reads only up to the archive's end";
+  }
+  TempDir dir_{"archive-gzip"};
+  Bytes tar_;
+  std::string last_err_;
+};
+
+TEST_F(ArchiveGzip, OneMember) {
+  expect_same_image(whole());
+}
+
+// pigz, bgzip and `cat a.gz b.gz` write several members; cuts fall inside tar headers and data alike.
+TEST_F(ArchiveGzip, SeveralMembersWithZeroPaddingReadAsOne) {
+  Bytes gz;
+  const size_t cuts[] = {0, 700, 1000000, 2500001, tar_.size()};
+  for (size_t i = 0; i + 1 < std::size(cuts); ++i)
+    append(gz, gzip_member(tar_.data() + cuts[i], cuts[i + 1] - cuts[i]));
+  append(gz, gzip_member(tar_.data(), 0));  // an empty member
+  gz.resize(gz.size() + 4096, 0);
+  expect_same_image(gz);
+}
+
+TEST_F(ArchiveGzip, HeaderWithExtraNameCommentAndHeaderCrc) {
+  expect_same_image(gzip_member(tar_.data(), tar_.size(), true));
+}
+
+// A pipe cannot be looked at without taking its bytes: the first block read decides, and is passed on.
+TEST_F(ArchiveGzip, FromAPipe) {
+  const Bytes gz = whole();
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  std::thread writer([&] {
+    for (size_t at = 0; at < gz.size();) {
+      const ssize_t n = write(fds[1], gz.data() + at, std::min<size_t>(gz.size() - at, 100000));
+      if (n <= 0) break;
+      at += static_cast<size_t>(n);
+    }
+    close(fds[1]);
+  });
+  const int saved = dup(STDIN_FILENO);
+  dup2(fds[0], STDIN_FILENO);
+  close(fds[0]);
+  const CliResult r = run_mkfs({"-q", "-", image()});
+  dup2(saved, STDIN_FILENO);
+  close(saved);
+  writer.join();
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(read_bytes(image()) == read_bytes(dir_ / "plain.gdfs"));
+}
+
+TEST_F(ArchiveGzip, DamagedDataIsRefused) {
+  Bytes gz = whole();
+  for (size_t i = gz.size() / 3; i < gz.size() / 3 + 64; ++i) gz[i] ^= 0xa5;
+  expect_refused(gz, "");
+}
+
+TEST_F(ArchiveGzip, WrongCrcIsRefused) {
+  require_isal();
+  Bytes gz = whole();
+  gz[gz.size() - 8] ^= 1;
+  expect_refused(gz, "CRC-32 or length mismatch");
+}
+
+TEST_F(ArchiveGzip, WrongLengthIsRefused) {
+  require_isal();
+  Bytes gz = whole();
+  gz[gz.size() - 2] ^= 1;
+  expect_refused(gz, "CRC-32 or length mismatch");
+}
+
+TEST_F(ArchiveGzip, TruncatedStreamIsRefused) {
+  require_isal();
+  Bytes gz = whole();
+  gz.resize(gz.size() - 5);
+  expect_refused(gz, "truncated");
+}
+
+// libarchive stops reading at the archive's end marker; the rest of the stream is still checked.
+TEST_F(ArchiveGzip, DamageAfterTheArchiveEndIsRefused) {
+  require_isal();
+  Bytes gz = whole();
+  const std::string junk = noise(4 << 20, 9);
+  Bytes tail = gzip_member(reinterpret_cast<const uint8_t*>(junk.data()), junk.size());
+  tail[tail.size() - 6] ^= 1;
+  append(gz, tail);
+  expect_refused(gz, "gzip member 2, near compressed byte");
+  EXPECT_NE(last_err_.find("CRC-32 or length mismatch"), std::string::npos);
+}
+
+TEST_F(ArchiveGzip, GarbageAfterTheStreamIsIgnoredWithAWarning) {
+  require_isal();
+  Bytes gz = whole();
+  const std::string junk = "not gzip";
+  gz.insert(gz.end(), junk.begin(), junk.end());
+  const CliResult r = mkfs_from(gz);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("data after the end of the gzip stream ignored"), std::string::npos) << r.err;
+  EXPECT_TRUE(read_bytes(image()) == read_bytes(dir_ / "plain.gdfs"));
+}
+
+}  // namespace
+}  // namespace gdfs::test
