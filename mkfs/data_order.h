@@ -5,7 +5,8 @@
 // fresh pack when the group's tails fit in one page but not in the rest of the current one, the
 // bytecode's tail is coded against the source's: the images of two Python trees came out 1.8% and 2.2%
 // smaller (bench/results/2026-11-27-tail-pairs-zen5-vm.txt). Trees without bytecode keep inode order
-// exactly. Readers need nothing of this: page ranges and tails are found through the inodes.
+// exactly. Readers need nothing of this: page ranges and tails are found through the inodes. Archive
+// builds pair the same files as they come (bytecode_hold.h).
 #pragma once
 
 #include <cstdint>

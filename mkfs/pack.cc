@@ -7,11 +7,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "base.h"
+#include "bytecode_hold.h"
 #include "content_key.h"
 #include "data_order.h"
 #include "diag.h"
@@ -139,27 +141,46 @@ class Packer {
   }
 
   // An archive build: one member's data, as it is read. FileData goes to by_node_ and the SparseFile
-  // record names the scan node, until finish_stream() knows the inode numbers.
+  // record names the scan node, until finish_stream() knows the inode numbers. Python sources and
+  // bytecode are paired as they come (bytecode_hold.h).
   uint64_t pack_stream(uint32_t node, const ScanNode& n, BlockSource& src, std::optional<uint64_t> size) {
+    hold_.drop(node);
+    // Data packed again for a node (a hard link that carries it again) replaces its FileData, where a
+    // late tail's offset may still be due: settle those first.
+    if (node < by_node_.size() && std::count(late_files_.begin(), late_files_.end(), &by_node_[node]) > 0)
+      flush_pack();
+    const Pairing pair = pairing_for(n.path);
+    if (pair.step == Step::kLead) start_group(hold_.bytes_for(pair.source) + size.value_or(0) % page_);
     FileData f;
     f.first_page = pipeline_.submitted();
     begin_file(n);
+    capture_tail_ = pair.step == Step::kHold || pair.step == Step::kClose;
+    file_late_ = pair.step == Step::kJoin;
     uint64_t stored = 0;
     try {
       stored = stream_pages(n, src, size, f);
     } catch (const EntryError&) {
+      capture_tail_ = file_late_ = false;
+      captured_.clear();
+      std::erase(late_files_, &f);
       forget_file(f);
       throw;
     }
+    capture_tail_ = file_late_ = false;
     end_file(node, f);
     if (by_node_.size() <= node) by_node_.resize(size_t{node} + 1);
     by_node_[node] = f;
+    std::replace(late_files_.begin(), late_files_.end(), &f,
+                 &by_node_[node]);  // a tail shared with a late one
+    pair_member(pair, node, n.path);
     ++progress_.files_done;
     progress_.tick();
     return stored;
   }
 
   PackResult finish_stream(const ScanResult& scan, const Tree& tree) {
+    for (const BytecodeHold::Held& h : hold_.take_all()) place_held(h, false);
+    flush_pack();  // late tails' offsets are settled in by_node_, which is copied and freed below
     r_.files.resize(tree.inode_count());
     for (uint32_t ino = 1; ino <= tree.inode_count(); ++ino) {
       const uint32_t node = tree.order[ino - 1];
@@ -367,14 +388,95 @@ class Packer {
     sort_sparse(r_.sparse, r_.runs);
   }
 
-  // Page `page` of the current file, in spare_->raw: a hole, the tail, or a page job.
+  // Page `page` of the current file, in spare_->raw: a hole, the tail (or, with capture_tail_, its bytes
+  // in captured_), or a page job.
   void place_page(uint64_t page, FileData& f) {
     if (all_zero(spare_->raw.data(), spare_->raw.size()))
       add_holes(page, 1);
     else if (spare_->raw.size() < page_ && spare_->raw.size() <= o_.tail_pack_limit.value_or(page_))
-      add_tail(f, spare_->raw);
+      capture_tail_ ? void(captured_ = spare_->raw) : add_tail(f, spare_->raw);
     else
       submit_page();
+  }
+
+  // What an archive member does for Python's pairing. kPlain: nothing. kLead: a source whose bytecode
+  // is held; the group starts a pack if it must, and the bytecode follows the source. kClose: bytecode
+  // whose source is held; the group is packed after it. kJoin: bytecode whose source's tail is in the
+  // open pack; it joins it, laid out last. kHold: a tail to hold.
+  enum class Step { kPlain, kLead, kClose, kJoin, kHold };
+  struct Pairing {
+    Step step = Step::kPlain;
+    std::string source;  // the group's source path
+    bool compiled = false;
+  };
+
+  Pairing pairing_for(const std::string& path) {
+    Pairing p;
+    p.source = BytecodeHold::source_of(path);
+    p.compiled = !p.source.empty();
+    if (p.compiled) {
+      seen_bytecode_ = true;
+      p.step = hold_.has_source(p.source)         ? Step::kClose
+               : open_sources_.contains(p.source) ? Step::kJoin
+                                                  : Step::kHold;
+    } else if (path.ends_with(".py")) {
+      p.source = path;
+      p.step = hold_.bytes_for(path) > 0 ? Step::kLead : seen_bytecode_ ? Step::kHold : Step::kPlain;
+    }
+    return p;
+  }
+
+  // After the member's data: its tail held, or its group packed.
+  void pair_member(const Pairing& p, uint32_t node, const std::string& path) {
+    std::vector<uint8_t> tail = std::exchange(captured_, {});
+    switch (p.step) {
+      case Step::kPlain:
+        if (!p.source.empty()) open_sources_.insert(p.source);
+        return;
+      case Step::kJoin:
+        return;
+      case Step::kLead:
+        open_sources_.insert(p.source);
+        for (const BytecodeHold::Held& h : hold_.take(p.source)) place_held(h, h.compiled);
+        return;
+      case Step::kHold:
+        if (!tail.empty())
+          for (const BytecodeHold::Held& h : hold_.hold(p.source, {node, path, std::move(tail), p.compiled}))
+            place_held(h, false);
+        return;
+      case Step::kClose:
+        close_group(p.source, {node, path, std::move(tail), true});
+        return;
+    }
+  }
+
+  // Bytecode whose source was held: the source's tail, then the bytecode's, the group in a pack of its
+  // own if it fits in one but not in the rest of this one.
+  void close_group(const std::string& source, BytecodeHold::Held last) {
+    std::vector<BytecodeHold::Held> group = hold_.take(source);
+    if (!last.tail.empty()) group.push_back(std::move(last));
+    uint64_t bytes = 0;
+    for (const BytecodeHold::Held& h : group) bytes += h.tail.size();
+    start_group(bytes);
+    for (const BytecodeHold::Held& h : group)
+      if (!h.compiled) place_held(h, false);
+    open_sources_.insert(source);
+    for (const BytecodeHold::Held& h : group)
+      if (h.compiled) place_held(h, true);
+  }
+
+  // A group of tails that fits in one pack but not in the rest of this one starts the next.
+  void start_group(uint64_t bytes) {
+    if (bytes > 0 && bytes <= page_ && pack_bytes() + bytes > page_) flush_pack();
+  }
+
+  // A held tail, packed now: bytecode after its source's (`late`, as DataOrderEntry::compiled), or where
+  // it stands.
+  void place_held(const BytecodeHold::Held& h, bool late) {
+    file_path_ = h.path;
+    file_late_ = late;
+    add_tail(by_node_[h.node], h.tail);
+    file_late_ = false;
   }
 
   // The current file's SparseFile record, when it has holes. `ino` is the scan node in an archive build.
@@ -572,6 +674,7 @@ class Packer {
 
   // The pack's compiled tails go after its others, where the offsets handed out for them now point.
   void flush_pack() {
+    open_sources_.clear();
     if (pack_bytes() == 0) return;
     const auto early = static_cast<uint32_t>(pack_.size());
     for (FileData* f : late_files_) f->tail_offset = early + (f->tail_offset & ~kLate);
@@ -596,7 +699,13 @@ class Packer {
   Progress& progress_;
   const uint64_t page_;
   PackResult r_;
-  std::vector<FileData> by_node_;  // an archive build's FileData, by scan node
+  // An archive build's FileData, by scan node. A deque: late_files_ points into it while it grows.
+  std::deque<FileData> by_node_;
+  BytecodeHold hold_;           // an archive build's Python tails waiting for their partners
+  bool seen_bytecode_ = false;  // the archive has shown bytecode: sources are held too
+  bool capture_tail_ = false;   // the current member's tail goes to captured_, not to a pack
+  std::vector<uint8_t> captured_;
+  std::unordered_set<std::string> open_sources_;  // sources whose tails are in the open pack
 
   std::unique_ptr<PageJob> spare_ = std::make_unique<PageJob>();  // the page being read
   page::CodecChoice file_codec_ = page::CodecChoice::kGDeflate;   // the current file's codec

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Seeds for fuzz_archive: one tiny tree (a small file, a few pages with a tail, a hole, a symlink, a
 # hard link, nested dirs) as a ustar tar, a GNU tar with a sparse member, a tar.gz (and one of two gzip
-# members), a zip and a newc cpio, each a few KiB. The committed copies in regressions/fuzz_archive/
-# were made by this script; a format whose tool is missing is left out.
+# members), a zip and a newc cpio, each a few KiB; and a Python package with bytecode as a tar. The
+# committed copies in regressions/fuzz_archive/ were made by this script; a format whose tool is
+# missing is left out.
 # Usage: make_archive_seeds.sh OUTDIR
 set -euo pipefail
 out=$1
@@ -25,6 +26,14 @@ tar "${tar_opts[@]}" --format=pax --pax-option=delete=atime,delete=ctime -cf - .
 # The same tar as two gzip members, cut inside a header (pigz and bgzip write several).
 tar "${tar_opts[@]}" --format=ustar -cf "$work/two.tar" .
 { head -c 700 "$work/two.tar" | gzip -9n; tail -c +701 "$work/two.tar" | gzip -9n; } >"$out/two-members.tar.gz"
+# Python bytecode before its source (name order), which the archive walk holds back until the source.
+p=$work/py
+mkdir -p "$p/pkg/__pycache__"
+seq 1 900 | sed 's/^/name_/' >"$p/pkg/m.py"
+{ printf '\xa7\r\r\n'; seq 1 700 | sed 's/^/name_/'; } >"$p/pkg/__pycache__/m.cpython-311.pyc"
+cp "$p/pkg/__pycache__/m.cpython-311.pyc" "$p/pkg/__pycache__/m.cpython-311.opt-1.pyc"
+find "$p" -exec touch -h -d @1700000000 {} +
+tar -C "$p" --sort=name --owner=0 --group=0 --numeric-owner -b 1 --format=ustar -cf "$out/pycache.tar" .
 if command -v cpio >/dev/null; then
   (cd "$t" && find . | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0) >"$out/tree.cpio"
 fi

@@ -5,8 +5,6 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "cli_util.h"
 #include "data_order.h"
@@ -15,41 +13,6 @@
 
 namespace gdfs::test {
 namespace {
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Bytecode-like bytes that repeat the source's lines (as a .pyc repeats its module's names, strings
-// and docstrings), between bytes of its own.
-std::string fake_bytecode(const std::string& source, uint32_t seed) {
-  std::string out = "\xa7\r\r\n";
-  std::istringstream lines(source);
-  std::string line;
-  for (uint32_t k = 0; std::getline(lines, line); ++k) {
-    if ((k + seed) % 3 == 0) continue;
-    out += static_cast<char>(0xe0 + k % 16);
-    out += static_cast<char>(k * 7 + seed);
-    out += line;
-  }
-  return out;
-}
-
-// `modules` modules of about 10 KB in pkg/, each with its bytecode in pkg/__pycache__ named as
-// CPython names it (`matching`) or not.
-void make_package(const std::string& root, int modules, bool matching) {
-  std::filesystem::create_directories(root + "/pkg/__pycache__");
-  for (int i = 0; i < modules; ++i) {
-    const std::string name = "mod" + std::to_string(i);
-    const std::string py = root + "/pkg/" + name + ".py";
-    write_text_file(py, 9000 + 300 * i, 100 + i);
-    const std::string pyc = (matching ? name : "other" + std::to_string(i)) + ".cpython-311.pyc";
-    write_file(root + "/pkg/__pycache__/" + pyc, fake_bytecode(read_text(py), i));
-  }
-}
 
 uint64_t tail_entry(const Image& img, const std::string& path) {
   const PageRef r = img.page_ref(img.resolve(path), 0);
@@ -73,8 +36,8 @@ TEST(CompiledName, SourceOfABytecodeFile) {
 
 TEST(DataOrder, BytecodeSharesItsSourcesPackAndTheImageIsSmaller) {
   TempDir dir("data-order");
-  make_package(dir / "paired", 24, true);
-  make_package(dir / "apart", 24, false);
+  make_python_package(dir / "paired", 24, true);
+  make_python_package(dir / "apart", 24, false);
   ASSERT_EQ(run_mkfs({"-q", dir / "paired", dir / "paired.gdfs"}).code, 0);
   ASSERT_EQ(run_mkfs({"-q", dir / "apart", dir / "apart.gdfs"}).code, 0);
 

@@ -12,8 +12,10 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 
 namespace gdfs::test {
@@ -223,6 +225,37 @@ TreeCaps make_edge_tree(const std::string& dir) {
   make_xattrs(dir, caps);
   set_times(dir);
   return caps;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string fake_bytecode(const std::string& source, uint32_t seed) {
+  std::string out = "\xa7\r\r\n";
+  std::istringstream lines(source);
+  std::string line;
+  for (uint32_t k = 0; std::getline(lines, line); ++k) {
+    if ((k + seed) % 3 == 0) continue;
+    out += static_cast<char>(0xe0 + k % 16);
+    out += static_cast<char>(k * 7 + seed);
+    out += line;
+  }
+  return out;
+}
+
+void make_python_package(const std::string& root, int modules, bool matching) {
+  std::filesystem::create_directories(root + "/pkg/__pycache__");
+  for (int i = 0; i < modules; ++i) {
+    const std::string name = "mod" + std::to_string(i);
+    const std::string py = root + "/pkg/" + name + ".py";
+    write_text_file(py, 9000 + 300 * i, 100 + i);
+    const std::string pyc = (matching ? name : "other" + std::to_string(i)) + ".cpython-311.pyc";
+    write_file(root + "/pkg/__pycache__/" + pyc, fake_bytecode(read_text(py), i));
+  }
 }
 
 }  // namespace gdfs::test

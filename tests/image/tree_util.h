@@ -40,6 +40,15 @@ TreeCaps make_edge_tree(const std::string& dir);
 void write_text_file(const std::string& path, uint64_t n, uint32_t seed);
 void write_file(const std::string& path, const std::string& bytes);
 
+// The whole file at `path`.
+std::string read_text(const std::string& path);
+// Bytecode-like bytes that repeat the source's lines (as a .pyc repeats its module's names, strings
+// and docstrings), between bytes of its own.
+std::string fake_bytecode(const std::string& source, uint32_t seed);
+// `modules` modules of about 10 KB in ROOT/pkg/, each with its bytecode in pkg/__pycache__ named as
+// CPython names it (`matching`) or not.
+void make_python_package(const std::string& root, int modules, bool matching);
+
 // Compares trees `a` and `b`: the same entries, and for each the type, mode, owner (if `owners`),
 // size, mtime (seconds and nanoseconds), symlink target, device numbers, xattrs (if `xattrs`),
 // content (reading only data segments of sparse files), hardlink groups, and that files sparse in `a`
