@@ -170,8 +170,8 @@ class Packer {
     end_file(node, f);
     if (by_node_.size() <= node) by_node_.resize(size_t{node} + 1);
     by_node_[node] = f;
-    std::replace(late_files_.begin(), late_files_.end(), &f,
-                 &by_node_[node]);  // a tail shared with a late one
+    // A tail shared with a late one was noted at &f.
+    std::replace(late_files_.begin(), late_files_.end(), &f, &by_node_[node]);
     pair_member(pair, node, n.path);
     ++progress_.files_done;
     progress_.tick();

@@ -140,8 +140,9 @@ TEST_F(ArchiveGzip, FromAPipe) {
   int fds[2];
   ASSERT_EQ(pipe(fds), 0);
   std::thread writer([&] {
-    for (size_t at = 0; at < gz.size();) {
-      const ssize_t n = write(fds[1], gz.data() + at, std::min<size_t>(gz.size() - at, 100000));
+    const size_t sizes[] = {2, 1, 7, 4096, 100000};  // reads see pieces of headers and of codes
+    for (size_t at = 0, k = 0; at < gz.size(); ++k) {
+      const ssize_t n = write(fds[1], gz.data() + at, std::min<size_t>(gz.size() - at, sizes[k % 5]));
       if (n <= 0) break;
       at += static_cast<size_t>(n);
     }
