@@ -56,14 +56,15 @@ struct ArchiveInput::Impl {
     return -1;
   }
 
-  // Reads the next block into `in`. False on an error (then `error` says it).
-  bool read_block() {
+  // Reads the next block into `in` (after its first `keep` bytes). False on an error (then `error` says
+  // it).
+  bool read_block(size_t keep = 0) {
     in.resize(kReadBlock);
     for (;;) {
-      const ssize_t n = ::read(fd, in.data(), in.size());
+      const ssize_t n = ::read(fd, in.data() + keep, in.size() - keep);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) return fail(std::string("read error: ") + std::strerror(errno)), false;
-      in_size = static_cast<size_t>(n);
+      in_size = keep + static_cast<size_t>(n);
       eof = n == 0;
       return true;
     }
@@ -205,7 +206,9 @@ void ArchiveInput::open(archive* a) {
     uint8_t magic[2] = {};
     gzip = gzip_magic(magic, static_cast<size_t>(std::max<ssize_t>(0, ::pread(m.fd, magic, 2, at))));
   } else {
-    if (!m.read_block()) throw MkfsError("cannot read " + m.label + ": " + m.error);
+    do {  // a pipe may give the magic one byte at a time
+      if (!m.read_block(m.in_size)) throw MkfsError("cannot read " + m.label + ": " + m.error);
+    } while (m.in_size < 2 && !m.eof);
     gzip = gzip_magic(m.in.data(), m.in_size);
   }
 #if GDFS_HAVE_ISAL

@@ -7,6 +7,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <thread>
 
@@ -105,6 +107,31 @@ class ArchiveGzip : public ::testing::Test {
     for (const auto& e : fs::directory_iterator(dir_.path()))
       EXPECT_EQ(e.path().filename().string().find(".gdfs-tmp"), std::string::npos) << e.path();
   }
+  // mkfs.gdfs - with `gz` written into its standard input by a pipe, in pieces of 1 to 100,000 bytes (the
+  // first alone), so that reads see pieces of the magic, of headers and of codes.
+  CliResult mkfs_from_pipe(const Bytes& gz) {
+    std::signal(SIGPIPE, SIG_IGN);  // mkfs may stop reading early
+    int fds[2];
+    EXPECT_EQ(pipe(fds), 0);
+    std::thread writer([&] {
+      const size_t sizes[] = {1, 1, 7, 4096, 100000};
+      for (size_t at = 0, k = 0; at < gz.size(); ++k) {
+        if (k == 1) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        const ssize_t n = write(fds[1], gz.data() + at, std::min<size_t>(gz.size() - at, sizes[k % 5]));
+        if (n <= 0) break;
+        at += static_cast<size_t>(n);
+      }
+      close(fds[1]);
+    });
+    const int saved = dup(STDIN_FILENO);
+    dup2(fds[0], STDIN_FILENO);
+    close(fds[0]);
+    const CliResult r = run_mkfs({"-q", "-", image()});
+    dup2(saved, STDIN_FILENO);  // closes the pipe's last read end: a writer still going gets EPIPE
+    close(saved);
+    writer.join();
+    return r;
+  }
   Bytes whole() const { return gzip_member(tar_.data(), tar_.size()); }
   static void require_isal() {
     if (!mkfs::ArchiveInput::inflates_gzip())
@@ -134,29 +161,26 @@ TEST_F(ArchiveGzip, HeaderWithExtraNameCommentAndHeaderCrc) {
   expect_same_image(gzip_member(tar_.data(), tar_.size(), true));
 }
 
-// A pipe cannot be looked at without taking its bytes: the first block read decides, and is passed on.
+// A pipe cannot be looked at without taking its bytes: the first bytes read decide, and are passed on.
 TEST_F(ArchiveGzip, FromAPipe) {
-  const Bytes gz = whole();
-  int fds[2];
-  ASSERT_EQ(pipe(fds), 0);
-  std::thread writer([&] {
-    const size_t sizes[] = {2, 1, 7, 4096, 100000};  // reads see pieces of headers and of codes
-    for (size_t at = 0, k = 0; at < gz.size(); ++k) {
-      const ssize_t n = write(fds[1], gz.data() + at, std::min<size_t>(gz.size() - at, sizes[k % 5]));
-      if (n <= 0) break;
-      at += static_cast<size_t>(n);
-    }
-    close(fds[1]);
-  });
-  const int saved = dup(STDIN_FILENO);
-  dup2(fds[0], STDIN_FILENO);
-  close(fds[0]);
-  const CliResult r = run_mkfs({"-q", "-", image()});
-  dup2(saved, STDIN_FILENO);
-  close(saved);
-  writer.join();
+  const CliResult r = mkfs_from_pipe(whole());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(read_bytes(image()) == read_bytes(dir_ / "plain.gdfs"));
+}
+
+// From a pipe that gives the magic a byte at a time, the stream is still inflated here, and checked to
+// its end.
+TEST_F(ArchiveGzip, DamageAfterTheArchiveEndIsFoundFromAPipeToo) {
+  require_isal();
+  Bytes gz = whole();
+  const std::string junk = noise(4 << 20, 9);
+  Bytes tail = gzip_member(reinterpret_cast<const uint8_t*>(junk.data()), junk.size());
+  tail[tail.size() - 6] ^= 1;
+  append(gz, tail);
+  const CliResult r = mkfs_from_pipe(gz);
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("gzip member 2, near compressed byte"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(image()));
 }
 
 TEST_F(ArchiveGzip, DamagedDataIsRefused) {
