@@ -108,7 +108,7 @@ struct ArchiveInput::Impl {
   }
 
   // Between members: zero bytes (padding some writers add) are skipped, the end of input ends the
-  // stream, and another gzip header starts the next member (pigz, bgzip and `cat a.gz b.gz` write
+  // stream, and another gzip header starts the next member (bgzip and `cat a.gz b.gz` write
   // several). Anything else is ignored with a warning, as gzip does. False at the end (or an error).
   bool next_member() {
     for (;;) {

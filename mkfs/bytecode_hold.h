@@ -1,8 +1,8 @@
 // Python sources and bytecode held back in an archive build until their partner comes. A directory
 // build packs `__pycache__/NAME.TAG.pyc` right after `NAME.py` (data_order.h says why: 1.8-2.2% smaller
-// images), but an archive is packed as it is read: in name order (tar --sort=name, docker export) a
-// package's `__pycache__` comes before its lowercase modules, in directory order (tar's default) either
-// may come first. So the walk holds the tail (the bytes under a page; whole pages are packed as they
+// images), but an archive is packed as it is read: in name order (tar --sort=name) a package's
+// `__pycache__` comes before its lowercase modules, in directory order (tar's default) either may come
+// first. So the walk holds the tail (the bytes under a page; whole pages are packed as they
 // come) of bytecode until its source arrives, and, once the archive has shown bytecode, of sources until
 // their bytecode arrives; then it packs the group as a directory build does: the source's tail, then the
 // bytecode's. Bounded: past kMaxBytes the oldest are packed where they stand, as are those whose partner

@@ -23,7 +23,7 @@ tar_opts=(-C "$t" --sort=name --owner=0 --group=0 --numeric-owner -b 1)
 tar "${tar_opts[@]}" --format=ustar -cf "$out/tree.tar" .
 tar "${tar_opts[@]}" --format=gnu --sparse -cf "$out/sparse-gnu.tar" sparse small
 tar "${tar_opts[@]}" --format=pax --pax-option=delete=atime,delete=ctime -cf - . | gzip -9n >"$out/tree.tar.gz"
-# The same tar as two gzip members, cut inside a header (pigz and bgzip write several).
+# The same tar as two gzip members, cut inside a header (as bgzip or `cat a.gz b.gz` make them).
 tar "${tar_opts[@]}" --format=ustar -cf "$work/two.tar" .
 { head -c 700 "$work/two.tar" | gzip -9n; tail -c +701 "$work/two.tar" | gzip -9n; } >"$out/two-members.tar.gz"
 # Python bytecode before its source (name order), which the archive walk holds back until the source.

@@ -146,7 +146,7 @@ TEST_F(ArchiveGzip, OneMember) {
   expect_same_image(whole());
 }
 
-// pigz, bgzip and `cat a.gz b.gz` write several members; cuts fall inside tar headers and data alike.
+// bgzip and `cat a.gz b.gz` write several members; cuts fall inside tar headers and data alike.
 TEST_F(ArchiveGzip, SeveralMembersWithZeroPaddingReadAsOne) {
   Bytes gz;
   const size_t cuts[] = {0, 700, 1000000, 2500001, tar_.size()};
