@@ -133,6 +133,15 @@ class ArchiveGzip : public ::testing::Test {
     return r;
   }
   Bytes whole() const { return gzip_member(tar_.data(), tar_.size()); }
+  // The archive's member, then a second of 4 MiB (after the tar's end) whose CRC is wrong.
+  Bytes damaged_after_the_end() const {
+    Bytes gz = whole();
+    const std::string junk = noise(4 << 20, 9);
+    Bytes tail = gzip_member(reinterpret_cast<const uint8_t*>(junk.data()), junk.size());
+    tail[tail.size() - 6] ^= 1;
+    append(gz, tail);
+    return gz;
+  }
   static void require_isal() {
     if (!mkfs::ArchiveInput::inflates_gzip())
       GTEST_SKIP() << "built without ISA-L: libarchive inflates gzip, and reads only up to the archive's end";
@@ -172,12 +181,7 @@ TEST_F(ArchiveGzip, FromAPipe) {
 // its end.
 TEST_F(ArchiveGzip, DamageAfterTheArchiveEndIsFoundFromAPipeToo) {
   require_isal();
-  Bytes gz = whole();
-  const std::string junk = noise(4 << 20, 9);
-  Bytes tail = gzip_member(reinterpret_cast<const uint8_t*>(junk.data()), junk.size());
-  tail[tail.size() - 6] ^= 1;
-  append(gz, tail);
-  const CliResult r = mkfs_from_pipe(gz);
+  const CliResult r = mkfs_from_pipe(damaged_after_the_end());
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_NE(r.err.find("gzip member 2, near compressed byte"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(image()));
@@ -213,12 +217,7 @@ TEST_F(ArchiveGzip, TruncatedStreamIsRefused) {
 // libarchive stops reading at the archive's end marker; the rest of the stream is still checked.
 TEST_F(ArchiveGzip, DamageAfterTheArchiveEndIsRefused) {
   require_isal();
-  Bytes gz = whole();
-  const std::string junk = noise(4 << 20, 9);
-  Bytes tail = gzip_member(reinterpret_cast<const uint8_t*>(junk.data()), junk.size());
-  tail[tail.size() - 6] ^= 1;
-  append(gz, tail);
-  expect_refused(gz, "gzip member 2, near compressed byte");
+  expect_refused(damaged_after_the_end(), "gzip member 2, near compressed byte");
   EXPECT_NE(last_err_.find("CRC-32 or length mismatch"), std::string::npos);
 }
 
