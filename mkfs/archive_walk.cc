@@ -119,7 +119,7 @@ class Walk {
         label_(o.source == "-" ? std::string("standard input") : "archive " + quote_path(o.source)),
         packer_(o, image, diag, progress, base),
         slots_(0, SlotHash{this}, SlotEq{this}),
-        input_(o.source, label_, diag),
+        input_(o.source, label_, diag, o.threads),
         a_(archive_read_new(), archive_read_free) {}
 
   ArchiveBuild run() {

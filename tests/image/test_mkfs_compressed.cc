@@ -1,11 +1,15 @@
-// mkfs.gdfs from gzip-compressed archives, which it inflates itself where built with ISA-L: several
-// gzip members, padding, header fields and pipes read as the plain archive does, and a damaged stream
-// (bad data, CRC or length, truncation, damage after the archive's end) fails the build, naming the
-// archive, with no image left.
+// mkfs.gdfs from compressed archives that it decompresses itself: gzip with ISA-L and xz with liblzma's
+// multi-threaded decoder, where built with them. Several gzip members or xz blocks and streams, padding,
+// header fields and pipes read as the plain archive does, and a damaged stream (bad data, CRC or length,
+// truncation, damage after the archive's end) fails the build, naming the archive, with no image left.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 #include <zlib.h>
+
+#if GDFS_TEST_XZ
+#include <lzma.h>
+#endif
 
 #include <chrono>
 #include <csignal>
@@ -52,6 +56,32 @@ void append(Bytes& to, const Bytes& more) {
   to.insert(to.end(), more.begin(), more.end());
 }
 
+#if GDFS_TEST_XZ
+// `data` as one xz stream of blocks of `block` bytes, written by two threads.
+Bytes xz_stream(const uint8_t* data, size_t size, uint64_t block) {
+  lzma_mt mt{};
+  mt.threads = 2;
+  mt.block_size = block;
+  mt.preset = 1;
+  mt.check = LZMA_CHECK_CRC64;
+  lzma_stream z = LZMA_STREAM_INIT;
+  EXPECT_EQ(lzma_stream_encoder_mt(&z, &mt), LZMA_OK);
+  z.next_in = data;
+  z.avail_in = size;
+  Bytes out, buf(1 << 20);
+  lzma_ret r = LZMA_OK;
+  do {
+    z.next_out = buf.data();
+    z.avail_out = buf.size();
+    r = lzma_code(&z, LZMA_FINISH);
+    out.insert(out.end(), buf.data(), buf.data() + (buf.size() - z.avail_out));
+  } while (r == LZMA_OK);
+  EXPECT_EQ(r, LZMA_STREAM_END);
+  lzma_end(&z);
+  return out;
+}
+#endif
+
 // Incompressible bytes, so that a member's data is larger than the inflater's output blocks.
 std::string noise(size_t n, uint32_t seed) {
   std::string s(n, '\0');
@@ -74,7 +104,7 @@ std::string words(size_t n, uint32_t seed) {
   return s;
 }
 
-class ArchiveGzip : public ::testing::Test {
+class CompressedArchive : public ::testing::Test {
  protected:
   void SetUp() override {
     write_members({{"a.txt", 'f', words(5000, 1)},
@@ -146,17 +176,17 @@ class ArchiveGzip : public ::testing::Test {
     if (!mkfs::ArchiveInput::inflates_gzip())
       GTEST_SKIP() << "built without ISA-L: libarchive inflates gzip, and reads only up to the archive's end";
   }
-  TempDir dir_{"archive-gzip"};
+  TempDir dir_{"archive-compressed"};
   Bytes tar_;
   std::string last_err_;
 };
 
-TEST_F(ArchiveGzip, OneMember) {
+TEST_F(CompressedArchive, OneMember) {
   expect_same_image(whole());
 }
 
 // bgzip and `cat a.gz b.gz` write several members; cuts fall inside tar headers and data alike.
-TEST_F(ArchiveGzip, SeveralMembersWithZeroPaddingReadAsOne) {
+TEST_F(CompressedArchive, SeveralMembersWithZeroPaddingReadAsOne) {
   Bytes gz;
   const size_t cuts[] = {0, 700, 1000000, 2500001, tar_.size()};
   for (size_t i = 0; i + 1 < std::size(cuts); ++i)
@@ -166,12 +196,12 @@ TEST_F(ArchiveGzip, SeveralMembersWithZeroPaddingReadAsOne) {
   expect_same_image(gz);
 }
 
-TEST_F(ArchiveGzip, HeaderWithExtraNameCommentAndHeaderCrc) {
+TEST_F(CompressedArchive, HeaderWithExtraNameCommentAndHeaderCrc) {
   expect_same_image(gzip_member(tar_.data(), tar_.size(), true));
 }
 
 // A pipe cannot be looked at without taking its bytes: the first bytes read decide, and are passed on.
-TEST_F(ArchiveGzip, FromAPipe) {
+TEST_F(CompressedArchive, FromAPipe) {
   const CliResult r = mkfs_from_pipe(whole());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(read_bytes(image()) == read_bytes(dir_ / "plain.gdfs"));
@@ -179,7 +209,7 @@ TEST_F(ArchiveGzip, FromAPipe) {
 
 // From a pipe that gives the magic a byte at a time, the stream is still inflated here, and checked to
 // its end.
-TEST_F(ArchiveGzip, DamageAfterTheArchiveEndIsFoundFromAPipeToo) {
+TEST_F(CompressedArchive, DamageAfterTheArchiveEndIsFoundFromAPipeToo) {
   require_isal();
   const CliResult r = mkfs_from_pipe(damaged_after_the_end());
   EXPECT_EQ(r.code, 1) << r.err;
@@ -187,27 +217,27 @@ TEST_F(ArchiveGzip, DamageAfterTheArchiveEndIsFoundFromAPipeToo) {
   EXPECT_FALSE(fs::exists(image()));
 }
 
-TEST_F(ArchiveGzip, DamagedDataIsRefused) {
+TEST_F(CompressedArchive, DamagedDataIsRefused) {
   Bytes gz = whole();
   for (size_t i = gz.size() / 3; i < gz.size() / 3 + 64; ++i) gz[i] ^= 0xa5;
   expect_refused(gz, "");
 }
 
-TEST_F(ArchiveGzip, WrongCrcIsRefused) {
+TEST_F(CompressedArchive, WrongCrcIsRefused) {
   require_isal();
   Bytes gz = whole();
   gz[gz.size() - 8] ^= 1;
   expect_refused(gz, "CRC-32 or length mismatch");
 }
 
-TEST_F(ArchiveGzip, WrongLengthIsRefused) {
+TEST_F(CompressedArchive, WrongLengthIsRefused) {
   require_isal();
   Bytes gz = whole();
   gz[gz.size() - 2] ^= 1;
   expect_refused(gz, "CRC-32 or length mismatch");
 }
 
-TEST_F(ArchiveGzip, TruncatedStreamIsRefused) {
+TEST_F(CompressedArchive, TruncatedStreamIsRefused) {
   require_isal();
   Bytes gz = whole();
   gz.resize(gz.size() - 5);
@@ -215,13 +245,13 @@ TEST_F(ArchiveGzip, TruncatedStreamIsRefused) {
 }
 
 // libarchive stops reading at the archive's end marker; the rest of the stream is still checked.
-TEST_F(ArchiveGzip, DamageAfterTheArchiveEndIsRefused) {
+TEST_F(CompressedArchive, DamageAfterTheArchiveEndIsRefused) {
   require_isal();
   expect_refused(damaged_after_the_end(), "gzip member 2, near compressed byte");
   EXPECT_NE(last_err_.find("CRC-32 or length mismatch"), std::string::npos);
 }
 
-TEST_F(ArchiveGzip, GarbageAfterTheStreamIsIgnoredWithAWarning) {
+TEST_F(CompressedArchive, GarbageAfterTheStreamIsIgnoredWithAWarning) {
   require_isal();
   Bytes gz = whole();
   const std::string junk = "not gzip";
@@ -234,3 +264,57 @@ TEST_F(ArchiveGzip, GarbageAfterTheStreamIsIgnoredWithAWarning) {
 
 }  // namespace
 }  // namespace gdfs::test
+
+#if GDFS_TEST_XZ
+namespace gdfs::test {
+namespace {
+
+class CompressedXz : public CompressedArchive {
+ protected:
+  void SetUp() override {
+    CompressedArchive::SetUp();
+    if (!mkfs::ArchiveInput::decodes_xz()) GTEST_SKIP() << "built without liblzma 5.4: libarchive decodes xz";
+  }
+  Bytes blocks() const { return xz_stream(tar_.data(), tar_.size(), 256 << 10); }
+};
+
+TEST_F(CompressedXz, SeveralBlocksAndStreamsReadAsThePlainArchive) {
+  expect_same_image(blocks());
+  fs::remove(image());
+  // Two streams, cut inside the data, and stream padding (four zero bytes) between them.
+  Bytes two = xz_stream(tar_.data(), 1000000, 1 << 20);
+  two.resize(two.size() + 4, 0);
+  append(two, xz_stream(tar_.data() + 1000000, tar_.size() - 1000000, 1 << 20));
+  expect_same_image(two);
+}
+
+TEST_F(CompressedXz, FromAPipe) {
+  const CliResult r = mkfs_from_pipe(blocks());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(read_bytes(image()) == read_bytes(dir_ / "plain.gdfs"));
+}
+
+TEST_F(CompressedXz, TruncatedStreamIsRefused) {
+  Bytes xz = blocks();
+  xz.resize(xz.size() - 30);
+  expect_refused(xz, "truncated");
+}
+
+TEST_F(CompressedXz, DamagedBlockIsRefused) {
+  Bytes xz = blocks();
+  for (size_t i = xz.size() / 2; i < xz.size() / 2 + 16; ++i) xz[i] ^= 0x5a;
+  expect_refused(xz, "xz stream, near compressed byte");
+}
+
+TEST_F(CompressedXz, DamageAfterTheArchiveEndIsRefused) {
+  Bytes xz = blocks();
+  const std::string junk = noise(4 << 20, 9);
+  Bytes tail = xz_stream(reinterpret_cast<const uint8_t*>(junk.data()), junk.size(), 1 << 20);
+  tail[tail.size() / 2] ^= 1;
+  append(xz, tail);
+  expect_refused(xz, "xz stream, near compressed byte");
+}
+
+}  // namespace
+}  // namespace gdfs::test
+#endif
