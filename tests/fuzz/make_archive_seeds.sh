@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Seeds for fuzz_archive: one tiny tree (a small file, a few pages with a tail, a hole, a symlink, a
 # hard link, nested dirs) as a ustar tar, a GNU tar with a sparse member, a tar.gz (and one of two gzip
-# members), a zip and a newc cpio, each a few KiB; and a Python package with bytecode as a tar. The
-# committed copies in regressions/fuzz_archive/ were made by this script; a format whose tool is
-# missing is left out.
+# members, and as xz in blocks), a zip and a newc cpio, each a few KiB; and a Python package with
+# bytecode as a tar. The committed copies in regressions/fuzz_archive/ were made by this script; a
+# format whose tool is missing is left out.
 # Usage: make_archive_seeds.sh OUTDIR
 set -euo pipefail
 out=$1
@@ -26,6 +26,8 @@ tar "${tar_opts[@]}" --format=pax --pax-option=delete=atime,delete=ctime -cf - .
 # The same tar as two gzip members, cut inside a header (as bgzip or `cat a.gz b.gz` make them).
 tar "${tar_opts[@]}" --format=ustar -cf "$work/two.tar" .
 { head -c 700 "$work/two.tar" | gzip -9n; tail -c +701 "$work/two.tar" | gzip -9n; } >"$out/two-members.tar.gz"
+# The same tar as xz in blocks of 4 KiB, which mkfs decodes on several threads.
+xz -T2 --block-size=4KiB -c "$work/two.tar" >"$out/blocks.tar.xz"
 # Python bytecode before its source (name order), which the archive walk holds back until the source.
 p=$work/py
 mkdir -p "$p/pkg/__pycache__"
