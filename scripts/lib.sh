@@ -33,8 +33,9 @@ GDFS_BUILD_PACKAGES=(cmake g++ make pkg-config libcli11-dev libgtest-dev libdefl
                      # signed images: libcrypto; the tests and bench/run-sign make keys with openssl
                      openssl
                      # gdfs-inspect extract --archive (libarchive); its tests read back with bsdtar and cpio;
-                     # mkfs.gdfs inflates gzip archives with ISA-L (libisal-dev, optional)
-                     libarchive-dev libarchive-tools cpio libisal-dev
+                     # mkfs.gdfs inflates gzip archives with ISA-L and decodes xz on several threads
+                     # with liblzma (both optional)
+                     libarchive-dev libarchive-tools cpio libisal-dev liblzma-dev
                      pybind11-dev python3-dev python3-pytest python3-numpy python3-venv
                      # tests/install and scripts/check-install: man pages (man-db, groff-base), bash
                      # completions (bash-completion), cpack -G DEB's dpkg-shlibdeps (dpkg-dev), and
