@@ -31,11 +31,6 @@ namespace {
 constexpr size_t kReadBlock = size_t{1} << 20;  // bytes per read of the archive file or pipe
 constexpr size_t kOutBlock = size_t{1} << 20;   // inflated bytes handed to libarchive per call
 
-std::string error_of(archive* a) {
-  const char* s = archive_error_string(a);
-  return s != nullptr ? s : "unknown error";
-}
-
 [[maybe_unused]] bool gzip_magic(const uint8_t* p, size_t n) {
   return n >= 2 && p[0] == 0x1f && p[1] == 0x8b;
 }
@@ -263,6 +258,11 @@ struct ArchiveInput::Impl {
   }
 };
 
+std::string archive_error(archive* a) {
+  const char* s = archive_error_string(a);
+  return s != nullptr ? s : "unknown error";
+}
+
 ArchiveInput::ArchiveInput(std::string path, std::string label, Diag& diag, unsigned threads)
     : impl_(std::make_unique<Impl>(std::move(path), std::move(label), diag, threads)) {}
 
@@ -308,12 +308,12 @@ void ArchiveInput::open(archive* a) {
     m.owned.reset();
     const int r = stdin_source ? archive_read_open_fd(a, STDIN_FILENO, kReadBlock)
                                : archive_read_open_filename(a, m.path.c_str(), kReadBlock);
-    if (r != ARCHIVE_OK) throw MkfsError("cannot read " + m.label + ": " + error_of(a));
+    if (r != ARCHIVE_OK) throw MkfsError("cannot read " + m.label + ": " + archive_error(a));
     return;
   }
   if (m.mode == Impl::Mode::kLibarchive) m.mode = Impl::Mode::kPlain;
   if (archive_read_open(a, &m, nullptr, &Impl::read_callback, nullptr) != ARCHIVE_OK)
-    throw MkfsError("cannot read " + m.label + ": " + error_of(a));
+    throw MkfsError("cannot read " + m.label + ": " + archive_error(a));
 }
 
 void ArchiveInput::finish() {

@@ -19,6 +19,9 @@ namespace gdfs::mkfs {
 
 class Diag;
 
+// libarchive's message for the last error on `a` ("unknown error" where it has none).
+std::string archive_error(archive* a);
+
 class ArchiveInput {
  public:
   // `path`: a file, or "-" for standard input; `label` names it in messages; `threads`: for xz.

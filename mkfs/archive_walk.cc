@@ -24,11 +24,6 @@ constexpr size_t kMaxXattrValue = 65536;  // XattrPair::value_len limit, as in s
 constexpr uint32_t kNone = format::kNone;
 constexpr unsigned kMaxRetries = 1000;  // headers in a row that libarchive asks to retry: then give up
 
-std::string error_of(archive* a) {
-  const char* s = archive_error_string(a);
-  return s != nullptr ? s : "unknown error";
-}
-
 // A member path made relative the way tar extracts it: leading '/', empty and '.' components dropped.
 // False if a component is '..'.
 bool normalize(std::string_view raw, std::string& rel) {
@@ -91,7 +86,7 @@ class MemberData : public BlockSource {
     // A warning here is a damaged member (a zip CRC mismatch, say): its bytes cannot be trusted.
     if (r != ARCHIVE_OK) {
       fatal_ = r == ARCHIVE_FATAL;
-      throw EntryError("cannot read its data: " + error_of(a_));
+      throw EntryError("cannot read its data: " + archive_error(a_));
     }
     if (off < 0) throw EntryError("cannot read its data: a block at a negative offset");
     b = {static_cast<uint64_t>(off), static_cast<const uint8_t*>(buf), size};
@@ -192,8 +187,8 @@ class Walk {
       if (r == ARCHIVE_EOF) return;
       if (r < ARCHIVE_WARN) {
         // Nothing read yet: this is not an archive we can read, not a bad member.
-        if (first) throw MkfsError("cannot read " + label_ + ": " + error_of(a_.get()));
-        diag_.skip_entry(label_ + ": " + after_last() + ": " + error_of(a_.get()));
+        if (first) throw MkfsError("cannot read " + label_ + ": " + archive_error(a_.get()));
+        diag_.skip_entry(label_ + ": " + after_last() + ": " + archive_error(a_.get()));
         if (r == ARCHIVE_FATAL || ++retries > kMaxRetries) return rest_unreadable();
         continue;
       }
@@ -213,7 +208,7 @@ class Walk {
   bool member(archive_entry* e, bool warned) {
     const char* raw = archive_entry_pathname(e);
     last_ = raw != nullptr ? raw : "";
-    if (warned) diag_.warn(label_ + ": member " + quote_path(last_) + ": " + error_of(a_.get()));
+    if (warned) diag_.warn(label_ + ": member " + quote_path(last_) + ": " + archive_error(a_.get()));
     ++progress_.scanned;
     progress_.tick();
     fatal_ = false;
