@@ -372,6 +372,36 @@ TEST_F(Engine, SequentialReaderGetsReadahead) {
   EXPECT_LE(Stats::get(rig.stats.cache_misses), 2u);
 }
 
+// The kernel's readahead sends a sequential reader's requests (up to 1 MiB each) several at once, and
+// the request threads take them in any order: the second MiB may be read before the first.
+TEST_F(Engine, RequestsOutOfOrderStillGetReadahead) {
+  Rig rig(*dir_ / "img", 64 << 20, true, 1 << 20);
+  ReadState st;
+  Bytes got;
+  ASSERT_EQ(rig.read("/big", 1 << 20, 1 << 20, got, &st), 0);
+  EXPECT_EQ(got, rig.truth("/big", 1 << 20, 1 << 20));
+  ASSERT_EQ(rig.read("/big", 0, 1 << 20, got, &st), 0);
+  EXPECT_EQ(got, rig.truth("/big", 0, 1 << 20));
+  rig.engine->wait_readahead();
+  EXPECT_GT(Stats::get(rig.stats.readahead_pages), 0u);
+  const uint64_t misses = Stats::get(rig.stats.cache_misses);
+  ASSERT_EQ(rig.read("/big", 2 << 20, 1 << 20, got, &st), 0);
+  EXPECT_EQ(got, rig.truth("/big", 2 << 20, 1 << 20));
+  EXPECT_EQ(Stats::get(rig.stats.cache_misses), misses);  // the third MiB was there already
+}
+
+TEST_F(Engine, ReadsFarApartGetNoReadahead) {
+  Rig rig(*dir_ / "img", 64 << 20, true, 1 << 20);
+  ReadState st;
+  Bytes got;
+  for (const uint64_t off : {uint64_t{2900000}, uint64_t{1500000}, uint64_t{300000}, uint64_t{2000000}}) {
+    ASSERT_EQ(rig.read("/big", off, 4096, got, &st), 0);
+    EXPECT_EQ(got, rig.truth("/big", off, 4096));
+  }
+  rig.engine->wait_readahead();
+  EXPECT_EQ(Stats::get(rig.stats.readahead_pages), 0u);
+}
+
 TEST_F(Engine, ConcurrentReadersAgree) {
   Rig rig(*dir_ / "img", 512 << 10);
   std::vector<std::thread> threads;
