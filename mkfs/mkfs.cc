@@ -22,7 +22,7 @@
 namespace gdfs::mkfs {
 namespace {
 
-constexpr int kMinMetadataLevel = 9;
+constexpr int kMinMetadataLevel = 8;
 
 struct Timestamp {
   int64_t sec = 0;
@@ -121,8 +121,11 @@ Summary summarize(const Options& o, const ScanResult& scan, const Tree& tree, co
   return s;
 }
 
-// The metadata is a small part of the input, so it gets at least level 9: 4% smaller than level 7 on a
-// tree of 100,000 tiny files, for well under a second on the Linux source tree.
+// The metadata is a small part of the input, so it gets at least level 8, the first near-optimal level:
+// 2% smaller than level 7 on the Linux tree. Level 9's second pass saves only 0.65% more (Linux,
+// dist-packages) for a third more time, and a rebuild cannot skip the metadata (its parse was 13% of a
+// layered rebuild's CPU, at the end of the build):
+// bench/results/2026-11-27-rebuild-metadata-level-zen5-vm.txt.
 int metadata_level(const Options& o) {
   return std::max(o.level, kMinMetadataLevel);
 }
