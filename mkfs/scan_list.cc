@@ -112,11 +112,12 @@ std::atomic<bool> have_listxattrat{true};
 
 // Whether the regular file `name` in `dir_fd` surely has no xattrs, asked without opening it. False when
 // it has some, or the answer is an error (the caller then opens the file, which reports it), or the
-// kernel is older than 6.13.
+// kernel is older than 6.13 (ENOSYS), or a seccomp filter refuses the call (ENOSYS or EPERM): then it
+// is not asked again.
 bool surely_no_xattrs(int dir_fd, const std::string& name) {
   if (!have_listxattrat.load(std::memory_order_relaxed)) return false;
   const long n = ::syscall(SYS_listxattrat, dir_fd, name.c_str(), AT_SYMLINK_NOFOLLOW, nullptr, size_t{0});
-  if (n < 0 && errno == ENOSYS) have_listxattrat.store(false, std::memory_order_relaxed);
+  if (n < 0 && (errno == ENOSYS || errno == EPERM)) have_listxattrat.store(false, std::memory_order_relaxed);
   return n == 0 || (n < 0 && errno == ENOTSUP);
 }
 
