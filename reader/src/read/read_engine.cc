@@ -481,10 +481,11 @@ void ReadEngine::fetch_stored(std::span<const uint64_t> entries, StoredPages& ou
 
 void ReadEngine::maybe_readahead(uint32_t ino, uint64_t offset, uint64_t end, ReadState& state) {
   const uint64_t prev = state.next_offset.exchange(end);
-  // The kernel delivers a sequential stream's requests out of order: its readahead sends several at
+  // The kernel delivers a sequential stream's requests out of order: its readahead sends two or more at
   // once (up to 1 MiB each), and the request threads take them in any order. So a read counts as
-  // sequential within a few of its own lengths of where the last one ended.
-  const uint64_t slack = std::max<uint64_t>(256 << 10, 4 * (end - offset));
+  // sequential within two of its own lengths of where the last one ended; not more, as random reads of
+  // that size that land so close would each start a window of readahead for nothing.
+  const uint64_t slack = std::max<uint64_t>(256 << 10, 2 * (end - offset));
   if (offset + slack < prev || offset > prev + slack) return;
   const uint64_t ps = image_.page_size();
   const uint64_t window = opt_.readahead_bytes / ps;
