@@ -104,11 +104,19 @@ std::string read_xattrs(const XattrSource& from, ScanNode& n) {
 }
 
 // listxattrat(2) (Linux 6.13): an entry's xattr names, looked up in its open directory, without opening
-// the entry. Debian 12's headers do not have it; new system calls have one number on every architecture.
-#ifndef SYS_listxattrat
+// the entry. Debian 12's headers do not have it. New system calls share one number on most
+// architectures (not on alpha, ia64 or mips, which offset it): elsewhere the scan just opens each file.
+#if !defined(SYS_listxattrat) &&                                                             \
+    (defined(__x86_64__) || defined(__i386__) || defined(__aarch64__) || defined(__arm__) || \
+     defined(__riscv) || defined(__powerpc__) || defined(__s390__) || defined(__loongarch__))
 #define SYS_listxattrat 465
 #endif
+#ifdef SYS_listxattrat
 std::atomic<bool> have_listxattrat{true};
+#else
+std::atomic<bool> have_listxattrat{false};
+#define SYS_listxattrat (-1)  // never called: have_listxattrat is false
+#endif
 
 // Whether the regular file `name` in `dir_fd` surely has no xattrs, asked without opening it. False when
 // it has some, or the answer is an error (the caller then opens the file, which reports it), or the
