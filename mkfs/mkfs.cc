@@ -122,7 +122,7 @@ Summary summarize(const Options& o, const ScanResult& scan, const Tree& tree, co
 }
 
 // The metadata is a small part of the input, so it gets at least level 8, the first near-optimal level:
-// 2% smaller than level 7 on the Linux tree. Level 9's second pass saves only 0.65% more (Linux,
+// 1.3% smaller than level 7 on the Linux tree. Level 9's second pass saves only 0.65% more (Linux,
 // dist-packages) for a third more time, and a rebuild cannot skip the metadata (its parse was 13% of a
 // layered rebuild's CPU, at the end of the build):
 // bench/results/2026-11-27-rebuild-metadata-level-zen5-vm.txt.

@@ -38,7 +38,8 @@ bool read_link(const std::string& path, std::string& target) {
   }
 }
 
-// Where xattrs are read from: an open regular file (fd >= 0), else the path itself, not followed.
+// Where xattrs are read from: an open regular file (fd >= 0; `path` is then not used), else `path`
+// itself (the full path), not followed.
 struct XattrSource {
   const std::string& path;
   int fd = -1;
@@ -111,22 +112,35 @@ std::string read_xattrs(const XattrSource& from, ScanNode& n) {
      defined(__riscv) || defined(__powerpc__) || defined(__s390__) || defined(__loongarch__))
 #define SYS_listxattrat 465
 #endif
-#ifdef SYS_listxattrat
-std::atomic<bool> have_listxattrat{true};
-#else
-std::atomic<bool> have_listxattrat{false};
-#define SYS_listxattrat (-1)  // never called: have_listxattrat is false
-#endif
 
 // Whether the regular file `name` in `dir_fd` surely has no xattrs, asked without opening it. False when
 // it has some, or the answer is an error (the caller then opens the file, which reports it), or the
 // kernel is older than 6.13 (ENOSYS), or a seccomp filter refuses the call (ENOSYS or EPERM): then it
 // is not asked again.
-bool surely_no_xattrs(int dir_fd, const std::string& name) {
+bool surely_no_xattrs([[maybe_unused]] int dir_fd, [[maybe_unused]] const std::string& name) {
+#ifdef SYS_listxattrat
+  static std::atomic<bool> have_listxattrat{true};
   if (!have_listxattrat.load(std::memory_order_relaxed)) return false;
   const long n = ::syscall(SYS_listxattrat, dir_fd, name.c_str(), AT_SYMLINK_NOFOLLOW, nullptr, size_t{0});
   if (n < 0 && (errno == ENOSYS || errno == EPERM)) have_listxattrat.store(false, std::memory_order_relaxed);
   return n == 0 || (n < 0 && errno == ENOTSUP);
+#else
+  return false;
+#endif
+}
+
+// A regular file: its size, and its xattrs unless it surely has none. Returns "" or a message.
+std::string fill_regular(ScanNode& n, const struct stat& st, int dir_fd, const std::string& name) {
+  n.size = static_cast<uint64_t>(st.st_size);
+  // Most files have no xattrs, and one with data is opened by the data pass anyway, which leaves it out
+  // (with --ignore-errors) if it cannot be read: an open here as well was a third of the scan's time on
+  // the Linux tree (bench/results/2026-11-27-rebuild-scan-listxattrat-zen5-vm.txt).
+  if (n.size > 0 && surely_no_xattrs(dir_fd, name)) return {};
+  // Otherwise open now, so that an unreadable file is skipped before it gets an inode, and read its
+  // xattrs through the descriptor: no second lookup of the path.
+  const UniqueFd fd(::openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY));
+  if (fd.get() < 0) return io_message("open", n.path, errno);
+  return read_xattrs(XattrSource{n.path, fd.get()}, n);
 }
 
 }  // namespace
@@ -139,20 +153,9 @@ std::string fill_node(const Options& o, ScanNode& n, const struct stat& st, int 
   n.dev = st.st_dev;
   n.ino = st.st_ino;
   set_mtime(o, n, st.st_mtim.tv_sec, static_cast<uint32_t>(st.st_mtim.tv_nsec));
+  if (S_ISREG(st.st_mode)) return fill_regular(n, st, dir_fd, name);
   const std::string path = full_path(o, n.path);
   switch (st.st_mode & S_IFMT) {
-    case S_IFREG: {
-      n.size = static_cast<uint64_t>(st.st_size);
-      // Most files have no xattrs, and one with data is opened by the data pass anyway, which leaves it
-      // out (with --ignore-errors) if it cannot be read: an open here as well was a third of the scan's
-      // time on the Linux tree (bench/results/2026-11-27-rebuild-scan-listxattrat-zen5-vm.txt).
-      if (n.size > 0 && surely_no_xattrs(dir_fd, name)) return {};
-      // Otherwise open now, so that an unreadable file is skipped before it gets an inode, and read its
-      // xattrs through the descriptor: no second lookup of the path.
-      const UniqueFd fd(::openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY));
-      if (fd.get() < 0) return io_message("open", n.path, errno);
-      return read_xattrs(XattrSource{path, fd.get()}, n);
-    }
     case S_IFLNK:
       if (!read_link(path, n.target)) return io_message("read link", n.path, errno);
       n.size = n.target.size();
