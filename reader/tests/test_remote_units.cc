@@ -16,6 +16,7 @@
 
 #include "fetch/remote/disk_cache.h"
 #include "fetch/remote/http_object.h"
+#include "fetch/remote/http_response.h"
 #include "fetch/remote/prefetch_store.h"
 #include "fetch/remote/s3_config.h"
 #include "gdfs/source.h"
@@ -62,6 +63,100 @@ TEST(RemoteUnits, ContentRangeAndEtags) {
   id.etag = "W/\"x\"";
   EXPECT_FALSE(id.strong_etag());
   EXPECT_EQ(id.version(), "etag W/\"x\"");
+}
+
+// One response fed line by line and chunk by chunk, as libcurl's callbacks would: its outcome and why.
+struct Fed {
+  remote::Outcome outcome;
+  std::string why;
+  uint64_t got;
+};
+Fed feed(remote::RangeResponse& r, std::initializer_list<std::string_view> headers, std::string_view body,
+         size_t chunk = 7) {
+  for (std::string_view h : headers) r.header(h);
+  for (size_t i = 0; i < body.size(); i += chunk)
+    if (!r.take_body(body.data() + i, std::min(chunk, body.size() - i))) break;
+  const remote::Outcome o = r.conclude();
+  return {o, r.why, r.got};
+}
+
+TEST(RemoteUnits, ResponsesAreCheckedBeforeTheirBytesAreTaken) {
+  using remote::Outcome;
+  remote::ObjectIdentity id;
+  id.size = 100;
+  id.etag = "\"v1\"";
+  std::vector<uint8_t> dst(10);
+  remote::RangeGet g{40, 10, dst.data(), false};
+  auto fresh = [&] {
+    remote::RangeResponse r;
+    r.get = &g;
+    r.id = &id;
+    std::fill(dst.begin(), dst.end(), 0);
+    return r;
+  };
+  {  // the range asked for, after a redirect whose headers must not count
+    auto r = fresh();
+    const Fed f =
+        feed(r,
+             {"HTTP/1.1 302 Found\r\n", "Content-Range: bytes 0-9/100\r\n", "HTTP/1.1 206 Partial\r\n",
+              "content-range:  bytes 40-49/100 \r\n", "ETag: W/\"v1\"\r\n"},
+             "0123456789");
+    EXPECT_EQ(f.outcome, Outcome::kOk) << f.why;
+    EXPECT_EQ(std::string(dst.begin(), dst.end()), "0123456789");
+  }
+  struct Case {
+    std::vector<std::string_view> headers;
+    std::string_view body;
+    Outcome outcome;
+    std::string_view why;  // a part of the reason given
+  };
+  const Case cases[] = {
+      {{"HTTP/1.1 206 x", "Content-Range: bytes 41-50/100"}, "0123456789", Outcome::kRetry, "not the range"},
+      {{"HTTP/1.1 206 x", "Content-Range: bytes 40-49/100"}, "0123456789A", Outcome::kRetry, "more bytes"},
+      {{"HTTP/1.1 206 x", "Content-Range: bytes 40-49/100"}, "01234", Outcome::kRetry, "short body"},
+      {{"HTTP/1.1 206 x", "Content-Range: bytes 40-49/100", "ETag: \"v2\""},
+       "0123456789",
+       Outcome::kChanged,
+       "is now"},
+      {{"HTTP/1.1 206 x", "Content-Range: bytes 40-49/120"}, "0123456789", Outcome::kChanged, "size is now"},
+      {{"HTTP/1.1 206 x", "Content-Range: bytes 40-49/120", "ETag: \"v1\""},
+       "0123456789",
+       Outcome::kRetry,
+       "inconsistent"},
+      {{"HTTP/1.1 206 x", "Content-Range: bytes 40-49/100", "Content-Encoding: gzip"},
+       "0123456789",
+       Outcome::kFail,
+       "encoded"},
+      {{"HTTP/1.1 200 OK", "Content-Length: 100"}, std::string_view(), Outcome::kFail, "ignored the Range"},
+      {{"HTTP/1.1 206 x", "Content-Range: garbage"}, "", Outcome::kRetry, "bad Content-Range"},
+      {{"HTTP/1.1 412 x"}, "", Outcome::kChanged, "precondition"},
+      {{"HTTP/1.1 503 x", "Retry-After: 2"}, "", Outcome::kRetry, "HTTP 503"},
+      {{"HTTP/1.1 403 x"}, "<Error><Code>AccessDenied</Code>", Outcome::kFail, "HTTP 403 (AccessDenied)"},
+  };
+  for (const Case& c : cases) {
+    auto r = fresh();
+    for (std::string_view h : c.headers) r.header(h);
+    for (size_t i = 0; i < c.body.size(); i += 4)
+      if (!r.take_body(c.body.data() + i, std::min<size_t>(4, c.body.size() - i))) break;
+    const Outcome o = r.conclude();
+    EXPECT_EQ(o, c.outcome) << c.headers[0] << " / " << c.body << ": " << r.why;
+    EXPECT_NE(r.why.find(c.why), std::string::npos) << r.why;
+    EXPECT_LE(r.got, g.length);
+    if (o != Outcome::kOk && c.outcome != Outcome::kRetry) {
+      EXPECT_EQ(r.got, 0u) << r.why;  // refused before any byte was taken
+    }
+  }
+  // A probe learns the size and identity; a server without ranges may send a small object whole.
+  remote::RangeGet head{0, 64, dst.data(), false};
+  remote::RangeResponse p;
+  p.get = &head;
+  p.probe = true;
+  std::vector<uint8_t> big(64);
+  head.dst = big.data();
+  const Fed f = feed(p, {"HTTP/2 200", "content-length: 5", "etag: \"e\""}, "hello");
+  EXPECT_EQ(f.outcome, Outcome::kOk) << f.why;
+  EXPECT_EQ(p.found.size, 5u);
+  EXPECT_EQ(p.found.etag, "\"e\"");
 }
 
 // An environment for resolve_s3: only what the test sets.

@@ -6,12 +6,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
-#include <charconv>
 #include <cstring>
 #include <random>
 #include <thread>
 
+#include "fetch/remote/http_response.h"
 #include "gdfs/source.h"
 
 namespace gdfs::remote {
@@ -25,37 +24,8 @@ constexpr unsigned kMaxAttempts = 10;      // per range, within the deadline
 constexpr milliseconds kBackoffBase{100};  // doubled per attempt, with jitter
 constexpr milliseconds kBackoffCap{4000};
 constexpr milliseconds kRetryAfterCap{10000};
-constexpr size_t kErrorBodyBytes = 2048;  // of an error response, kept for its S3 error code
 // SHA-256 of the empty body: S3 wants the payload hash of a GET in x-amz-content-sha256.
 constexpr const char* kEmptySha256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
-
-enum class Outcome { kOk, kRetry, kChanged, kFail };
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
-bool parse_u64(std::string_view s, uint64_t& out) {
-  if (s.empty()) return false;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && p == s.data() + s.size();
-}
-
-// Printable ASCII only, at most `max` bytes: for showing untrusted header values in messages.
-std::string printable(std::string_view s, size_t max = 80) {
-  std::string out;
-  for (char c : s.substr(0, max)) out.push_back(c >= 0x20 && c < 0x7f ? c : '?');
-  if (s.size() > max) out += "...";
-  return out;
-}
 
 void global_init() {
   static std::once_flag once;
@@ -91,30 +61,6 @@ bool transient(CURLcode c) {
 
 }  // namespace
 
-// ---- parsers ----------------------------------------------------------------------------------------
-
-bool parse_content_range(std::string_view v, uint64_t& first, uint64_t& last, uint64_t& total) {
-  v = trim(v);
-  if (v.size() < 6 || lower(v.substr(0, 6)) != "bytes ") return false;
-  v = trim(v.substr(6));
-  const size_t dash = v.find('-'), slash = v.find('/');
-  if (dash == std::string_view::npos || slash == std::string_view::npos || dash > slash) return false;
-  return parse_u64(v.substr(0, dash), first) && parse_u64(v.substr(dash + 1, slash - dash - 1), last) &&
-         parse_u64(v.substr(slash + 1), total) && first <= last && last < total;
-}
-
-bool same_etag(std::string_view a, std::string_view b) {
-  if (a.starts_with("W/")) a.remove_prefix(2);
-  if (b.starts_with("W/")) b.remove_prefix(2);
-  return a == b;
-}
-
-long parse_retry_after(std::string_view v) {
-  uint64_t s = 0;
-  if (!parse_u64(trim(v), s)) return -1;
-  return static_cast<long>(std::min<uint64_t>(s, 86400));
-}
-
 std::string ObjectIdentity::version() const {
   if (!etag.empty()) return "etag " + etag;
   if (!last_modified.empty()) return "last-modified " + last_modified;
@@ -123,38 +69,20 @@ std::string ObjectIdentity::version() const {
 
 // ---- one transfer -------------------------------------------------------------------------------------
 
-struct HttpObject::Transfer {
-  RangeGet* get = nullptr;
-  bool probe = false;  // open: learn the size and identity; the response may be shorter than asked
+struct HttpObject::Transfer : RangeResponse {
   // Per attempt:
   CURL* easy = nullptr;
   char errbuf[CURL_ERROR_SIZE] = {};
-  long status = 0;
-  std::string content_range, etag, last_modified, retry_after, content_encoding, content_length;
-  bool body_checked = false, error_body = false;
-  uint64_t got = 0;
-  std::string body;                // the start of an error response
-  Outcome refused = Outcome::kOk;  // set when the write callback aborted the transfer
-  std::string why;
   bool done = false;
   CURLcode code = CURLE_OK;
   // Across attempts:
   Outcome outcome = Outcome::kRetry;
   unsigned attempts = 0;
   long retry_after_s = -1;
-  // The probe's findings.
-  ObjectIdentity found;
 
   void reset() {
+    RangeResponse::reset();
     errbuf[0] = 0;
-    status = 0;
-    content_range.clear(), etag.clear(), last_modified.clear(), retry_after.clear();
-    content_encoding.clear(), content_length.clear();
-    body_checked = error_body = false;
-    got = 0;
-    body.clear();
-    refused = Outcome::kOk;
-    why.clear();
     done = false;
     code = CURLE_OK;
     retry_after_s = -1;
@@ -168,132 +96,12 @@ HttpObject::Transfer& xfer(void* p) {
 }
 
 size_t on_header(char* data, size_t size, size_t n, void* user) {
-  auto& x = xfer(user);
-  const std::string_view line(data, size * n);
-  if (line.starts_with("HTTP/")) {  // a new response (after a redirect or 100 Continue): start over
-    x.content_range.clear(), x.etag.clear(), x.last_modified.clear(), x.retry_after.clear();
-    x.content_encoding.clear(), x.content_length.clear();
-    const size_t sp = line.find(' ');
-    uint64_t code = 0;
-    x.status = sp != std::string_view::npos && parse_u64(line.substr(sp + 1, 3), code) ? long(code) : 0;
-    return size * n;
-  }
-  const size_t colon = line.find(':');
-  if (colon == std::string_view::npos) return size * n;
-  const std::string name = lower(trim(line.substr(0, colon)));
-  const std::string value(trim(line.substr(colon + 1)));
-  if (name == "content-range")
-    x.content_range = value;
-  else if (name == "etag")
-    x.etag = value;
-  else if (name == "last-modified")
-    x.last_modified = value;
-  else if (name == "retry-after")
-    x.retry_after = value;
-  else if (name == "content-encoding")
-    x.content_encoding = lower(value);
-  else if (name == "content-length")
-    x.content_length = value;
+  xfer(user).header(std::string_view(data, size * n));
   return size * n;
 }
 
-}  // namespace
-
-// The checks made before the first body byte is taken. Returns false (with `refused` and `why` set) to
-// abort the transfer.
-static bool check_response(HttpObject::Transfer& x, const ObjectIdentity& id) {
-  auto refuse = [&](Outcome o, std::string why) {
-    x.refused = o;
-    x.why = std::move(why);
-    return false;
-  };
-  const RangeGet& g = *x.get;
-  if (x.status != 200 && x.status != 206) {
-    x.error_body = true;  // keep the start of it for the error code; it is never data
-    return true;
-  }
-  if (!x.content_encoding.empty() && x.content_encoding != "identity")
-    return refuse(Outcome::kFail, "the server sent an encoded body (" + printable(x.content_encoding) + ")");
-  if (x.probe) {
-    if (x.status == 200) {
-      // A server without ranges sends the whole object: take it only when it fits what we asked for.
-      uint64_t len = 0;
-      if (!parse_u64(x.content_length, len) || len > g.length)
-        return refuse(Outcome::kFail, "the server does not support range requests (HTTP 200 to a Range GET)");
-      x.found.size = len;
-    } else {
-      uint64_t first, last, total;
-      if (!parse_content_range(x.content_range, first, last, total))
-        return refuse(Outcome::kRetry, "bad Content-Range '" + printable(x.content_range) + "'");
-      if (first != 0 || last != std::min<uint64_t>(g.length, total) - 1)
-        return refuse(Outcome::kRetry,
-                      "Content-Range '" + printable(x.content_range) + "' is not the range asked for");
-      x.found.size = total;
-    }
-    x.found.etag = x.etag;
-    x.found.last_modified = x.last_modified;
-    return true;
-  }
-  // Whatever the preconditions did, check the response against the identity ourselves: a server or
-  // cache that ignores If-Match must not slip a new version in.
-  const bool etag_changed = !id.etag.empty() && !x.etag.empty() && !same_etag(id.etag, x.etag);
-  const bool lm_changed = id.etag.empty() && !id.last_modified.empty() && !x.last_modified.empty() &&
-                          x.last_modified != id.last_modified;
-  if (etag_changed || lm_changed)
-    return refuse(Outcome::kChanged, etag_changed
-                                         ? "ETag " + printable(id.etag) + " is now " + printable(x.etag)
-                                         : "Last-Modified changed");
-  if (x.status == 200) {
-    uint64_t len = 0;
-    if (g.offset != 0 || g.length != id.size || !parse_u64(x.content_length, len) || len != id.size)
-      return refuse(Outcome::kFail, "the server ignored the Range header (HTTP 200)");
-    return true;
-  }
-  uint64_t first, last, total;
-  if (!parse_content_range(x.content_range, first, last, total))
-    return refuse(Outcome::kRetry, "bad Content-Range '" + printable(x.content_range) + "'");
-  if (total != id.size) {
-    // Same ETag but another size is a broken response, not a new object: try again.
-    if (!x.etag.empty() && !id.etag.empty())
-      return refuse(Outcome::kRetry, "inconsistent Content-Range total");
-    return refuse(Outcome::kChanged, "the size is now " + std::to_string(total));
-  }
-  if (first != g.offset || last != g.offset + g.length - 1)
-    return refuse(Outcome::kRetry,
-                  "Content-Range '" + printable(x.content_range) + "' is not the range asked for");
-  return true;
-}
-
-namespace {
-
-// The object identity the write callback checks against: set on the transfer's easy handle as
-// CURLOPT_WRITEDATA's companion (the transfer points at its HttpObject's identity through this pair).
-struct WriteCtx {
-  HttpObject::Transfer* x;
-  const ObjectIdentity* id;
-};
-
 size_t on_body(char* data, size_t size, size_t n, void* user) {
-  auto& ctx = *static_cast<WriteCtx*>(user);
-  auto& x = *ctx.x;
-  const size_t len = size * n;
-  if (!x.body_checked) {
-    x.body_checked = true;
-    if (!check_response(x, *ctx.id)) return 0;  // aborts: CURLE_WRITE_ERROR
-  }
-  if (x.error_body) {
-    if (x.body.size() < kErrorBodyBytes) x.body.append(data, std::min(len, kErrorBodyBytes - x.body.size()));
-    return len;
-  }
-  const RangeGet& g = *x.get;
-  if (len > g.length - x.got) {
-    x.refused = Outcome::kRetry;
-    x.why = "the server sent more bytes than asked for";
-    return 0;
-  }
-  std::memcpy(g.dst + x.got, data, len);
-  x.got += len;
-  return len;
+  return xfer(user).take_body(data, size * n) ? size * n : 0;  // 0 aborts: CURLE_WRITE_ERROR
 }
 
 }  // namespace
@@ -310,7 +118,6 @@ struct HttpObject::Pool {
   std::vector<CURL*> easies;
   CURLSH* share = nullptr;
   std::mutex share_mu[CURL_LOCK_DATA_LAST];
-  // Transfers' write contexts, parallel to the easy handles in flight (owned by attempt()).
 
   Pool() {
     share = curl_share_init();
@@ -453,6 +260,7 @@ void HttpObject::setup(void* easy, Transfer& x, Clock::time_point deadline) {
   curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(e, CURLOPT_HEADERDATA, &x);
   curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, &x);
   if (!cfg_.ca_file.empty()) curl_easy_setopt(e, CURLOPT_CAINFO, cfg_.ca_file.c_str());
   if (cfg_.s3) {
     curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);  // the key exactly as encoded: it is what is signed
@@ -522,7 +330,6 @@ double LinkEstimate::bytes_per_s() const {
 
 void HttpObject::attempt(std::span<Transfer*> xs, Clock::time_point deadline) {
   SigpipeGuard sigpipe;
-  std::vector<WriteCtx> ctx(xs.size());
   CURLM* m = pool_->take_multi();
   if (!m) {
     for (Transfer* x : xs) x->outcome = Outcome::kRetry, x->why = "cannot create a transfer (out of memory?)";
@@ -539,8 +346,6 @@ void HttpObject::attempt(std::span<Transfer*> xs, Clock::time_point deadline) {
       continue;
     }
     setup(e, x, deadline);
-    ctx[i] = WriteCtx{&x, &id_};
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, &ctx[i]);
     if (curl_multi_add_handle(m, e) != CURLM_OK) {
       pool_->give_easy(e);
       x.easy = nullptr;
@@ -592,7 +397,6 @@ void HttpObject::attempt(std::span<Transfer*> xs, Clock::time_point deadline) {
 // Turns one finished attempt into its outcome.
 void HttpObject::report(Transfer& x) {
   ++x.attempts;
-  const RangeGet& g = *x.get;
   auto set = [&](Outcome o, std::string why) {
     x.outcome = o;
     if (!why.empty()) x.why = std::move(why);
@@ -604,34 +408,10 @@ void HttpObject::report(Transfer& x) {
     if (x.errbuf[0]) why += std::string(" (") + printable(x.errbuf, 200) + ")";
     return set(transient(x.code) ? Outcome::kRetry : Outcome::kFail, scrub(why));
   }
-  if (x.status == 206 || x.status == 200) {
-    if (!x.body_checked) {  // an empty body: the checks have not run yet
-      x.body_checked = true;
-      if (!check_response(x, id_)) return set(x.refused, "");
-    }
-    const uint64_t want = x.probe ? std::min<uint64_t>(g.length, x.found.size) : g.length;
-    if (x.got != want)
-      return set(Outcome::kRetry,
-                 "short body (" + std::to_string(x.got) + " of " + std::to_string(want) + " bytes)");
-    counters_.bytes.fetch_add(x.got, std::memory_order_relaxed);
-    return set(Outcome::kOk, "");
-  }
-  std::string why = "HTTP " + std::to_string(x.status);
-  // An S3 error names itself in <Code>; show it (letters and digits only: it is untrusted).
-  const size_t c = x.body.find("<Code>");
-  if (c != std::string::npos) {
-    std::string code;
-    for (size_t i = c + 6;
-         i < x.body.size() && code.size() < 64 && std::isalnum(static_cast<unsigned char>(x.body[i])); ++i)
-      code.push_back(x.body[i]);
-    if (!code.empty()) why += " (" + code + ")";
-  }
-  x.retry_after_s = parse_retry_after(x.retry_after);
-  if (x.status == 412)
-    return set(Outcome::kChanged, why + ": the precondition on the image's version failed");
-  if (x.status == 416 && !x.probe) return set(Outcome::kChanged, why + ": the object is shorter than it was");
-  if (x.status == 408 || x.status == 429 || x.status >= 500) return set(Outcome::kRetry, why);
-  return set(Outcome::kFail, why);
+  const Outcome o = x.conclude();
+  if (o == Outcome::kOk) counters_.bytes.fetch_add(x.got, std::memory_order_relaxed);
+  if (x.status != 206 && x.status != 200) x.retry_after_s = parse_retry_after(x.retry_after);
+  x.outcome = o;
 }
 
 void HttpObject::warn_limited(int kind, const std::string& line) {
@@ -770,6 +550,7 @@ void HttpObject::fetch(std::span<RangeGet> gets) {
   for (size_t i = 0; i < gets.size(); ++i) {
     gets[i].ok = false;
     xs[i].get = &gets[i];
+    xs[i].id = &id_;
     if (!probed_ || gets[i].length == 0 || gets[i].offset > id_.size ||
         gets[i].length > id_.size - gets[i].offset)
       continue;  // outside the object: fails without a request

@@ -136,11 +136,4 @@ class HttpObject {
   unsigned suppressed_[3]{};
 };
 
-// Parsers (exposed for tests). "bytes FIRST-LAST/TOTAL" (TOTAL may not be '*'); false on anything else.
-bool parse_content_range(std::string_view value, uint64_t& first, uint64_t& last, uint64_t& total);
-// The weak comparison of RFC 9110 (W/ prefixes ignored, opaque tags compared byte for byte).
-bool same_etag(std::string_view a, std::string_view b);
-// Retry-After as delay seconds; -1 when absent or not a number (HTTP dates are not honoured).
-long parse_retry_after(std::string_view value);
-
 }  // namespace gdfs::remote
