@@ -130,6 +130,26 @@ int metadata_level(const Options& o) {
   return std::max(o.level, kMinMetadataLevel);
 }
 
+// A layered IMAGE refers to its base and to the base's own bases by identity. Written over one of them
+// (IMAGE replaces whatever file its path names), it would refer to itself, and the base would be lost:
+// refused before anything is read. A copied build (no --layered) may replace its base; it needs it only
+// while it runs.
+void check_keeps_its_bases(const Options& o, const Base& base) {
+  const FileId out = existing_file_id(o.image);  // what the final rename replaces (a link, not its target)
+  if (!o.layered || out == FileId{}) return;
+  std::vector<std::string> chain{o.base};
+  for (const Image::Layer& l : base.image().layers()) chain.push_back(l.location);
+  for (const std::string& p : chain) {
+    struct stat st {};
+    if (is_url(p) || ::stat(p.c_str(), &st) != 0 || FileId{st.st_dev, st.st_ino} != out) continue;
+    throw MkfsError(quote_path(o.image) + " is " +
+                    (p == o.base ? std::string("the base image")
+                                 : "an image the base is layered on (" + quote_path(p) + ")") +
+                    ": a layered image refers to its bases, so it cannot replace one; write it under another "
+                    "name");
+  }
+}
+
 // A directory build: scan the tree, number the inodes, then pack the files (data_order.h).
 void build_from_tree(const Options& o, ImageWriter& image, const FileId& old, Base* base, Diag& diag,
                      Progress& progress, ScanResult& scan, Tree& tree, PackResult& pack) {
@@ -173,6 +193,7 @@ Summary make_image(const Options& o, Diag& diag, Progress& progress) {
   const FileId old = existing_file_id(o.image);
   ImageWriter image(o.image, o.force);  // first: an unwritable IMAGE fails before a long scan
   const std::unique_ptr<Base> base = o.base.empty() ? nullptr : std::make_unique<Base>(o);
+  if (base) check_keeps_its_bases(o, *base);
   ScanResult scan;
   Tree tree;
   PackResult pack;

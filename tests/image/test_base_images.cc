@@ -217,6 +217,27 @@ TEST_F(BaseImages, AMissingOrReplacedBaseIsRefusedAndAMovedOneCanBeNamed) {
                   {"--base", dir_ / "v1.gdfs", "--base", dir_ / "moved.gdfs"});
 }
 
+// A layered image written over its own base (or an image further down the chain) would refer to itself,
+// and the base would be gone: refused, with both left as they were. A copied build may replace its base.
+TEST_F(BaseImages, ALayeredImageNeverReplacesItsBase) {
+  build({"--base", dir_ / "v1.gdfs", "--layered", dir_ / "src2", dir_ / "v2.gdfs"});
+  const auto size_of = [&](const char* name) { return fs::file_size(dir_ / name); };
+  const uintmax_t v1 = size_of("v1.gdfs"), v2 = size_of("v2.gdfs");
+  CliResult r =
+      run_mkfs({"-q", "--force", "--base", dir_ / "v1.gdfs", "--layered", dir_ / "src2", dir_ / "v1.gdfs"});
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("is the base image: a layered image refers to its bases"), std::string::npos) << r.err;
+  r = run_mkfs({"-q", "--force", "--base", dir_ / "v2.gdfs", "--layered", dir_ / "src2", dir_ / "v1.gdfs"});
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("is an image the base is layered on"), std::string::npos) << r.err;
+  EXPECT_EQ(size_of("v1.gdfs"), v1);
+  EXPECT_EQ(size_of("v2.gdfs"), v2);
+  expect_reads_as(dir_ / "v2.gdfs", dir_ / "src2");
+  // Not layered: the new image stands alone, so it may take its base's place.
+  build({"--force", "--base", dir_ / "v1.gdfs", dir_ / "src2", dir_ / "v1.gdfs"});
+  expect_reads_as(dir_ / "v1.gdfs", dir_ / "src2");
+}
+
 TEST_F(BaseImages, ABaseThatIsAFifoIsRefusedWithoutWaiting) {
   build({"--base", dir_ / "v1.gdfs", "--layered", dir_ / "src2", dir_ / "v2.gdfs"});
   fs::remove(dir_ / "v1.gdfs");
