@@ -184,11 +184,11 @@ void ArchiveBuilder::emit(archive_entry* e) {
   const std::string rel = archive_entry_pathname(e);
   std::string why;
   if (!w_.header(e, why)) {
-    err_ << "gdfs-inspect: warning: " << printable(rel) << ": left out: " << why << "\n";
+    err_ << "gdfs-inspect: warning: " << printable(rel) << ": left out: " << printable(why) << "\n";
     ++skipped_;
     return;
   }
-  if (!why.empty()) err_ << "gdfs-inspect: warning: " << printable(rel) << ": " << why << "\n";
+  if (!why.empty()) err_ << "gdfs-inspect: warning: " << printable(rel) << ": " << printable(why) << "\n";
   ++entries_;
   // Hardlink entries carry no data (the resolver unset their size); only the file's one data entry does.
   if (archive_entry_filetype(e) == AE_IFREG && archive_entry_hardlink(e) == nullptr &&
