@@ -440,6 +440,28 @@ TEST_F(Engine, CorruptPageIsEioAndOthersStillRead) {
   EXPECT_GE(Stats::get(rig.stats.bad_pages), 1u);
 }
 
+// The message of a failed read names the file by its path, which comes from the image: a name made to
+// drive a terminal (an escape sequence, bytes that are not UTF-8) is shown escaped.
+TEST_F(Engine, AFailedReadNamesItsFileEscaped) {
+  const std::string evil = "evil\x1b[2J\xff.bin";
+  std::filesystem::create_directories(*dir_ / "evil-src");
+  test::write_text_file(*dir_ / ("evil-src/" + evil), 200000, 9);
+  ASSERT_EQ(test::run_mkfs({"-q", "--force", *dir_ / "evil-src", *dir_ / "evil.img"}).code, 0);
+  Bytes img = test::read_bytes(*dir_ / "evil.img");
+  {
+    auto image = Image::open(*dir_ / "evil.img");
+    const format::PageEntry& e = image->pages()[image->page_ref(image->resolve("/" + evil), 0).entry];
+    img[e.offset + 3] ^= 0xff;
+  }
+  test::write_bytes(*dir_ / "evil-bad.img", img);
+  Rig rig(*dir_ / "evil-bad.img");
+  std::vector<Slice> slices;
+  std::string why;
+  EXPECT_EQ(rig.engine->read(rig.image->resolve("/" + evil), 0, 4096, slices, nullptr, &why), EIO);
+  EXPECT_NE(why.find("[path /evil\\x1b[2J\\xff.bin]"), std::string::npos) << why;
+  EXPECT_EQ(why.find('\x1b'), std::string::npos);
+}
+
 TEST_F(Engine, BatchWithNoSuchInodeReadsTheOthers) {
   Rig rig(*dir_ / "img");
   const uint32_t big = rig.image->resolve("/big");

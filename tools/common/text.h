@@ -8,9 +8,7 @@
 
 namespace gdfs::text {
 
-// `name` with control bytes (newline, escape, DEL, ...) written as \xNN, so that it stays on one line and
-// cannot drive the terminal; so are bytes that are not valid UTF-8 and the C1 controls (U+0080..U+009F,
-// which a terminal may take as escape sequences). Valid UTF-8 passes through unchanged.
+// gdfs::printable_name (gdfs/printable.h): control bytes, invalid UTF-8 and C1 controls as \xNN.
 std::string printable(std::string_view name);
 
 // `v` with exactly `decimals` digits after the point ("%.*f").

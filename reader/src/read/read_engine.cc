@@ -8,6 +8,7 @@
 #include "cache/page_memory.h"
 #include "gdfs/checksum.h"
 #include "gdfs/log.h"
+#include "gdfs/printable.h"
 
 namespace gdfs::engine {
 namespace {
@@ -524,7 +525,7 @@ std::string ReadEngine::report(uint32_t ino, uint64_t index, uint64_t entry, std
   }
   std::string line = image_.describe(ino, index, what);
   const std::string path = image_.path(ino);  // a scan of the directories: once per (page, file)
-  if (!path.empty()) line += " [path " + path + "]";
+  if (!path.empty()) line += " [path " + printable_name(path) + "]";
   bool first;
   {
     std::lock_guard lock(report_mu_);
