@@ -6,6 +6,8 @@
 #include <mutex>
 #include <string>
 
+#include "gdfs/printable.h"
+
 namespace gdfs {
 namespace {
 std::mutex g_mu;
@@ -48,9 +50,12 @@ void set_log_level(LogLevel most_verbose) {
 void log_line(LogLevel level, std::string_view line) {
   std::lock_guard lock(g_mu);  // one line at a time, never interleaved
   if (level > g_level) return;
-  if (g_sink) return g_sink(level, line);
-  if (g_syslog) return to_syslog(level, line);
-  to_stderr(line);
+  // Lines quote names and server replies, which come from images and servers: whatever the message, it
+  // stays one line that cannot drive a terminal.
+  const std::string safe = printable_name(line);
+  if (g_sink) return g_sink(level, safe);
+  if (g_syslog) return to_syslog(level, safe);
+  to_stderr(safe);
 }
 
 }  // namespace gdfs

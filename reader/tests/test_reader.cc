@@ -16,6 +16,7 @@
 
 #include "cli_util.h"
 #include "device/device_memory.h"
+#include "gdfs/log.h"
 #include "gdfs/reader.h"
 #include "key_util.h"
 #include "testing.h"
@@ -82,6 +83,17 @@ class ReaderTest : public ::testing::Test {
   static TempDir* dir_;
 };
 TempDir* ReaderTest::dir_ = nullptr;
+
+// Log lines quote names from images and replies from servers: every sink gets them escaped, one line
+// that cannot drive a terminal.
+TEST(Log, LinesReachTheSinkEscaped) {
+  std::vector<std::string> lines;
+  set_log_sink([&](LogLevel, std::string_view line) { lines.emplace_back(line); });
+  log_line(LogLevel::kError, "bad page [path /a\nb\x1b[2J\xff] caf\xc3\xa9");
+  set_log_sink(nullptr);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0], "bad page [path /a\\x0ab\\x1b[2J\\xff] caf\xc3\xa9");
+}
 
 TEST_F(ReaderTest, WalkMatchesTheSourceTree) {
   auto r = open();

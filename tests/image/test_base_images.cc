@@ -386,5 +386,15 @@ TEST_F(CraftedLayers, EachIsRefusedWithAReason) {
   EXPECT_NE(open_error(surgery::repack_image(good_, u)).find("outside the data region"), std::string::npos);
 }
 
+// A hint is untrusted text that messages quote: an escape sequence in it reaches the terminal escaped.
+TEST_F(CraftedLayers, AHintIsQuotedEscaped) {
+  auto ref = [](uint8_t* p) { return reinterpret_cast<format::LayerRef*>(p); };
+  write_bytes(dir_ / "bad.gdfs", with_layers([&](uint8_t* p) { p[ref(p)->hint] = '\x1b'; }));
+  const CliResult r = run_inspect({"ls", dir_ / "bad.gdfs"});
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("\\x1b1.gdfs' cannot be opened"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace gdfs::test

@@ -2,6 +2,7 @@
 
 #include <ostream>
 
+#include "gdfs/printable.h"
 #include "gdfs/version.h"
 
 namespace gdfs::cli {
@@ -11,7 +12,7 @@ void add_version_flag(CLI::App& app) {
 }
 
 int usage_error(const std::string& tool, const std::string& what, std::ostream& err) {
-  err << tool << ": error: " << what << "\nRun '" << tool << " --help' for usage.\n";
+  err << tool << ": error: " << printable_name(what) << "\nRun '" << tool << " --help' for usage.\n";
   return 2;
 }
 
@@ -25,8 +26,10 @@ int parse(CLI::App& app, int argc, char** argv, std::ostream& out, std::ostream&
   return -1;
 }
 
+// Messages quote names from images and archives, and replies from servers: one line, never a terminal's
+// escape sequence.
 int report_error(const std::string& tool, const std::exception& e, std::ostream& err) {
-  err << tool << ": error: " << e.what() << "\n";
+  err << tool << ": error: " << printable_name(e.what()) << "\n";
   return 1;
 }
 

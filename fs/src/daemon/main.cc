@@ -13,6 +13,7 @@
 #include "daemon/daemon.h"
 #include "daemon/mountpoint.h"
 #include "gdfs/log.h"
+#include "gdfs/printable.h"
 #include "gdfs/version.h"
 
 namespace gdfs::daemon {
@@ -156,7 +157,7 @@ int gdfs_main(int argc, char** argv) {
     opt.source.warn = [](std::string_view line) { log_line(LogLevel::kWarning, line); };
     image = Image::open(path, opt.source);  // validates every metadata record before anything is mounted
   } catch (const ImageError& e) {
-    std::fprintf(stderr, "gdfs: %s\n", e.what());
+    std::fprintf(stderr, "gdfs: %s\n", printable_name(e.what()).c_str());
     return 1;
   }
   if (!add_mount_options(a.args, image->name())) return 1;

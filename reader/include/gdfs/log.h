@@ -12,7 +12,9 @@ namespace gdfs {
 enum class LogLevel { kError, kWarning, kInfo };
 
 // Where lines go: fn(level, line) is called for each line at or above the log level, one at a time
-// (never concurrently), from whichever thread logs. An empty function restores stderr.
+// (never concurrently), from whichever thread logs. An empty function restores stderr. Every sink gets
+// the line with control bytes and invalid UTF-8 written as \xNN, as lines quote names from images and
+// replies from servers.
 using LogSink = std::function<void(LogLevel level, std::string_view line)>;
 void set_log_sink(LogSink sink);
 void log_to_syslog(bool on);                // the sink becomes syslog ("gdfs", LOG_DAEMON); off: stderr
