@@ -405,7 +405,7 @@ void HttpObject::report(Transfer& x) {
   if (x.refused != Outcome::kOk) return set(x.refused, "");
   if (x.code != CURLE_OK) {
     std::string why = curl_easy_strerror(x.code);
-    if (x.errbuf[0]) why += std::string(" (") + printable(x.errbuf, 200) + ")";
+    if (x.errbuf[0]) why += std::string(" (") + clipped_ascii(x.errbuf, 200) + ")";
     return set(transient(x.code) ? Outcome::kRetry : Outcome::kFail, scrub(why));
   }
   const Outcome o = x.conclude();

@@ -50,7 +50,7 @@ long parse_retry_after(std::string_view v) {
   return static_cast<long>(std::min<uint64_t>(s, 86400));
 }
 
-std::string printable(std::string_view s, size_t max) {
+std::string clipped_ascii(std::string_view s, size_t max) {
   std::string out;
   for (char c : s.substr(0, max)) out.push_back(c >= 0x20 && c < 0x7f ? c : '?');
   if (s.size() > max) out += "...";
@@ -107,7 +107,8 @@ bool RangeResponse::check() {
     return true;
   }
   if (!content_encoding.empty() && content_encoding != "identity")
-    return refuse(Outcome::kFail, "the server sent an encoded body (" + printable(content_encoding) + ")");
+    return refuse(Outcome::kFail,
+                  "the server sent an encoded body (" + clipped_ascii(content_encoding) + ")");
   if (probe) {
     if (status == 200) {
       // A server without ranges sends the whole object: take it only when it fits what we asked for.
@@ -118,10 +119,10 @@ bool RangeResponse::check() {
     } else {
       uint64_t first, last, total;
       if (!parse_content_range(content_range, first, last, total))
-        return refuse(Outcome::kRetry, "bad Content-Range '" + printable(content_range) + "'");
+        return refuse(Outcome::kRetry, "bad Content-Range '" + clipped_ascii(content_range) + "'");
       if (first != 0 || last != std::min<uint64_t>(g.length, total) - 1)
         return refuse(Outcome::kRetry,
-                      "Content-Range '" + printable(content_range) + "' is not the range asked for");
+                      "Content-Range '" + clipped_ascii(content_range) + "' is not the range asked for");
       found.size = total;
     }
     found.etag = etag;
@@ -134,9 +135,9 @@ bool RangeResponse::check() {
   const bool lm_changed = id->etag.empty() && !id->last_modified.empty() && !last_modified.empty() &&
                           last_modified != id->last_modified;
   if (etag_changed || lm_changed)
-    return refuse(Outcome::kChanged, etag_changed
-                                         ? "ETag " + printable(id->etag) + " is now " + printable(etag)
-                                         : "Last-Modified changed");
+    return refuse(Outcome::kChanged,
+                  etag_changed ? "ETag " + clipped_ascii(id->etag) + " is now " + clipped_ascii(etag)
+                               : "Last-Modified changed");
   if (status == 200) {
     uint64_t len = 0;
     if (g.offset != 0 || g.length != id->size || !parse_u64(content_length, len) || len != id->size)
@@ -145,7 +146,7 @@ bool RangeResponse::check() {
   }
   uint64_t first, last, total;
   if (!parse_content_range(content_range, first, last, total))
-    return refuse(Outcome::kRetry, "bad Content-Range '" + printable(content_range) + "'");
+    return refuse(Outcome::kRetry, "bad Content-Range '" + clipped_ascii(content_range) + "'");
   if (total != id->size) {
     // Same ETag but another size is a broken response, not a new object: try again.
     if (!etag.empty() && !id->etag.empty())
@@ -154,7 +155,7 @@ bool RangeResponse::check() {
   }
   if (first != g.offset || last != g.offset + g.length - 1)
     return refuse(Outcome::kRetry,
-                  "Content-Range '" + printable(content_range) + "' is not the range asked for");
+                  "Content-Range '" + clipped_ascii(content_range) + "' is not the range asked for");
   return true;
 }
 

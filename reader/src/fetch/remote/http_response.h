@@ -53,7 +53,8 @@ bool parse_content_range(std::string_view value, uint64_t& first, uint64_t& last
 bool same_etag(std::string_view a, std::string_view b);
 // Retry-After as delay seconds; -1 when absent or not a number (HTTP dates are not honoured).
 long parse_retry_after(std::string_view value);
-// Printable ASCII only, at most `max` bytes: for showing untrusted values in messages.
-std::string printable(std::string_view s, size_t max = 80);
+// A header value for a message: printable ASCII only (anything else as '?'), at most `max` bytes, then
+// "...". Header values are ASCII; a byte that is not is shown as damage, not decoded.
+std::string clipped_ascii(std::string_view s, size_t max = 80);
 
 }  // namespace gdfs::remote
