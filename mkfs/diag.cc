@@ -3,13 +3,13 @@
 #include <cstring>
 #include <ostream>
 
+#include "gdfs/printable.h"
 #include "progress.h"
-#include "text.h"
 
 namespace gdfs::mkfs {
 
 std::string display(std::string_view path) {
-  return path.empty() ? "." : text::printable(path);
+  return path.empty() ? "." : printable_name(path);
 }
 
 // Built by appending: GCC 12 warns (-Wrestrict, a false positive) on "literal" + std::string&&.

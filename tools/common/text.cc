@@ -2,13 +2,7 @@
 
 #include <cstdio>
 
-#include "gdfs/printable.h"
-
 namespace gdfs::text {
-
-std::string printable(std::string_view name) {
-  return printable_name(name);
-}
 
 std::string fixed(double v, int decimals) {
   char buf[64];

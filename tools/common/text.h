@@ -1,4 +1,5 @@
-// Small string helpers the tools and mkfs share: names made safe to print, numbers and lists as text.
+// Small string helpers the tools and mkfs share: numbers and lists as text (names made safe to print:
+// gdfs/printable.h).
 #pragma once
 
 #include <cstdint>
@@ -7,9 +8,6 @@
 #include <vector>
 
 namespace gdfs::text {
-
-// gdfs::printable_name (gdfs/printable.h): control bytes, invalid UTF-8 and C1 controls as \xNN.
-std::string printable(std::string_view name);
 
 // `v` with exactly `decimals` digits after the point ("%.*f").
 std::string fixed(double v, int decimals);

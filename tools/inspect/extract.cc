@@ -103,15 +103,16 @@ int extract(const Options& o, std::ostream& out, std::ostream& err) {
       r.create(root_fd, name, ino, name);
     }
   } catch (const std::exception& e) {  // a damaged directory listing, no descriptors left, ...
-    throw std::runtime_error(std::string(e.what()) + "; extraction stopped at " + printable(r.current()));
+    throw std::runtime_error(std::string(e.what()) + "; extraction stopped at " +
+                             printable_name(r.current()));
   }
   if (r.failures() != 0) {
     err << "gdfs-inspect: error: " << r.failures() << " problems extracting " << img->name() << " to "
-        << printable(o.dir) << "\n";
+        << printable_name(o.dir) << "\n";
     return 1;
   }
   out << "extracted " << r.entries() << " entries (" << r.file_bytes() << " file bytes) to "
-      << printable(o.dir) << "\n";
+      << printable_name(o.dir) << "\n";
   return 0;
 }
 

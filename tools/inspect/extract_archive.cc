@@ -184,11 +184,12 @@ void ArchiveBuilder::emit(archive_entry* e) {
   const std::string rel = archive_entry_pathname(e);
   std::string why;
   if (!w_.header(e, why)) {
-    err_ << "gdfs-inspect: warning: " << printable(rel) << ": left out: " << printable(why) << "\n";
+    err_ << "gdfs-inspect: warning: " << printable_name(rel) << ": left out: " << printable_name(why) << "\n";
     ++skipped_;
     return;
   }
-  if (!why.empty()) err_ << "gdfs-inspect: warning: " << printable(rel) << ": " << printable(why) << "\n";
+  if (!why.empty())
+    err_ << "gdfs-inspect: warning: " << printable_name(rel) << ": " << printable_name(why) << "\n";
   ++entries_;
   // Hardlink entries carry no data (the resolver unset their size); only the file's one data entry does.
   if (archive_entry_filetype(e) == AE_IFREG && archive_entry_hardlink(e) == nullptr &&
@@ -227,7 +228,7 @@ void ArchiveBuilder::copy_range(uint32_t ino, uint64_t from, uint64_t to, const 
       got = img_.read(ino, off, std::min<uint64_t>(kChunk, to - off), buf_.data(), dec_);
     } catch (const ImageError& e) {
       // The image's message names the image, the inode and the page; the path says which file it is.
-      throw std::runtime_error(std::string(e.what()) + " [path " + printable(source) + "]");
+      throw std::runtime_error(std::string(e.what()) + " [path " + printable_name(source) + "]");
     }
     if (got == 0) throw std::runtime_error(img_.describe(ino, off / img_.page_size(), "short read"));
     w_.data(buf_.data(), got);
@@ -339,13 +340,13 @@ int extract_archive(const Options& o, std::ostream& out, std::ostream& err) {
   }
   resolve_path(*img, o.path);  // a missing PATH creates nothing
   TempArchive file(o.archive);
-  ArchiveWriter w(f, file.fd(), printable(o.archive));
+  ArchiveWriter w(f, file.fd(), printable_name(o.archive));
   ArchiveBuilder b(*img, w, err);
   add_entries(*img, o.path, b);
   w.finish();
   file.commit();
   out << "wrote " << b.entries() << " entries (" << b.file_bytes() << " file bytes) to "
-      << printable(o.archive) << " (" << w.describe() << ")\n";
+      << printable_name(o.archive) << " (" << w.describe() << ")\n";
   if (b.skipped() != 0)
     err << "gdfs-inspect: warning: " << b.skipped() << " entries left out: " << w.describe()
         << " cannot hold them\n";

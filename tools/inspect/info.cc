@@ -159,10 +159,10 @@ void print_text(std::ostream& out, const Json& j) {
   auto num = [](const Json& v) { return std::to_string(v.get<uint64_t>()); };
   const Json& in = j["inodes"];
   const Json& sz = j["sizes"];
-  line("image", printable(j["image"].get<std::string>()));
+  line("image", printable_name(j["image"].get<std::string>()));
   line("version", j["version"]);
   line("uuid", j["uuid"]);
-  line("label", printable(j["label"].get<std::string>()));
+  line("label", printable_name(j["label"].get<std::string>()));
   line("time", j["time"]);
   line("page size", num(j["page_size"]));
   line("mkfs level", num(j["mkfs_level"]));
@@ -189,7 +189,7 @@ void print_text(std::ostream& out, const Json& j) {
                               (sig["verified"].get<bool>() ? " (verified)" : " (not checked: give --key)"));
   for (const Json& l : j["layers"])
     line(("layer " + num(l["layer"])).c_str(),
-         printable(l["location"].get<std::string>()) + " (uuid " + l["uuid"].get<std::string>() +
+         printable_name(l["location"].get<std::string>()) + " (uuid " + l["uuid"].get<std::string>() +
              "): " + num(l["page_entries"]) + " page entries, " + num(l["stored_bytes"]) + " stored bytes");
 }
 

@@ -58,9 +58,9 @@ void print_long(std::ostream& out, const Image& img, const std::vector<Listed>& 
   for (const Listed& l : list) {
     const format::Inode& in = img.inode(l.ino);
     const format::Attr& at = img.attr(l.ino);
-    std::string name = printable(l.name);
+    std::string name = printable_name(l.name);
     if ((at.mode & format::kTypeMask) == format::kTypeLnk)
-      name += " -> " + printable(img.symlink_target(l.ino));
+      name += " -> " + printable_name(img.symlink_target(l.ino));
     t.add({mode_string(at.mode), std::to_string(at.nlink), std::to_string(at.uid), std::to_string(at.gid),
            size_column(in, at.mode), short_time(at.mtime_sec), name});
   }
@@ -85,7 +85,7 @@ int ls(const Options& o, std::ostream& out) {
   } else if (o.long_format) {
     print_long(out, *img, list);
   } else {
-    for (const Listed& l : list) out << printable(l.name) << "\n";
+    for (const Listed& l : list) out << printable_name(l.name) << "\n";
   }
   return 0;
 }

@@ -141,7 +141,7 @@ int pages(const Options& o, std::ostream& out) {
     return 0;
   }
   const TextTable table(*img, n, size);
-  out << printable(o.path) << ": inode " << ino << ", " << size << " bytes, " << n << " pages of "
+  out << printable_name(o.path) << ": inode " << ino << ", " << size << " bytes, " << n << " pages of "
       << img->page_size() << " bytes\n";
   table.header(out);
   for (uint64_t i = 0; i < n; ++i) {

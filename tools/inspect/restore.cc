@@ -73,7 +73,7 @@ std::string Restorer::local(const std::string& rel) const {
 }
 
 bool Restorer::fail(const std::string& rel, const std::string& what, int error) {
-  err_ << "gdfs-inspect: error: " << printable(local(rel)) << ": " << what;
+  err_ << "gdfs-inspect: error: " << printable_name(local(rel)) << ": " << what;
   if (error != 0) err_ << ": " << std::strerror(error);
   err_ << "\n";
   ++failures_;
@@ -84,9 +84,9 @@ void Restorer::warn_xattr(const std::string& rel, std::string_view key, int erro
   // One warning per namespace and reason: a filesystem without user xattrs would otherwise warn per file.
   const std::string ns(key.substr(0, key.find('.')));
   if (!xattr_warned_.insert(ns + ":" + std::to_string(error)).second) return;
-  err_ << "gdfs-inspect: warning: " << printable(local(rel)) << ": cannot set xattr " << printable(key)
-       << ": " << std::strerror(error) << "; skipping (not repeated for other " << printable(ns)
-       << ".* xattrs)\n";
+  err_ << "gdfs-inspect: warning: " << printable_name(local(rel)) << ": cannot set xattr "
+       << printable_name(key) << ": " << std::strerror(error) << "; skipping (not repeated for other "
+       << printable_name(ns) << ".* xattrs)\n";
 }
 
 void Restorer::create(int dir_fd, std::string_view name, uint32_t ino, const std::string& rel) {
@@ -210,13 +210,13 @@ bool Restorer::link_to_first(int dir_fd, std::string_view name, uint32_t ino, co
     const std::string part = first.substr(pos, slash - pos);
     const int next = openat(dir.get() >= 0 ? dir.get() : root_fd_, part.c_str(),
                             O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (next < 0) return fail(rel, "cannot reach " + printable(local(first)) + " to link to it", errno);
+    if (next < 0) return fail(rel, "cannot reach " + printable_name(local(first)) + " to link to it", errno);
     dir.reset(next);
   }
   const int at = dir.get() >= 0 ? dir.get() : root_fd_;
   const std::string target = first.substr(pos), n(name);
   const int r = create_replacing(dir_fd, n, [&] { return linkat(at, target.c_str(), dir_fd, n.c_str(), 0); });
-  if (r != 0) return fail(rel, "cannot link to " + printable(local(first)), errno);
+  if (r != 0) return fail(rel, "cannot link to " + printable_name(local(first)), errno);
   return true;
 }
 
@@ -287,7 +287,7 @@ bool Restorer::set_xattrs(int fd, int dir_fd, std::string_view name, uint32_t in
     if (xattr_refused(errno)) {
       warn_xattr(rel, key, errno);
     } else {
-      ok = fail(rel, "cannot set xattr " + printable(key), errno);
+      ok = fail(rel, "cannot set xattr " + printable_name(key), errno);
     }
   }
   return ok;

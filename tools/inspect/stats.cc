@@ -157,7 +157,7 @@ void print_text(std::ostream& out, const Json& j) {
   out << "\nlargest files:\n";
   Table largest({"size", "inode", "path"}, "rrl");
   for (const auto& f : j["largest_files"])
-    largest.add({n(f["size"]), n(f["inode"]), printable(n(f["path"]))});
+    largest.add({n(f["size"]), n(f["inode"]), printable_name(n(f["path"]))});
   largest.print(out);
   const Json& d = j["dedupe"];
   out << "\ndedupe: " << n(d["entries"]) << " entries share stored pages (" << n(d["flagged_entries"])

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gdfs/image.h"
+#include "gdfs/printable.h"
 #include "text.h"
 
 namespace gdfs::inspect {
@@ -40,8 +41,6 @@ const char* type_name(uint32_t mode);
 std::string iso_time(int64_t sec, uint32_t nsec);
 // "2024-05-01 12:00:00" (UTC), for listings.
 std::string short_time(int64_t sec);
-// Names in listings and messages: control bytes as \xNN, so that every entry stays on one line.
-using text::printable;
 // "stored", "gdeflate", "bitpack", or "codec N" for a value this build does not name.
 // How a page is coded, parameters included: "gdeflate", or for bitpack "bitpack i16 B32 S1 outlier" (sample
 // type, block size, stride, mode; docs/FORMAT.md 4.1).

@@ -100,7 +100,7 @@ void report_page(std::ostream& out, const Image& img, const PathIndex& paths,
       out << ", and " << users.size() - shown << " more";
       break;
     }
-    out << (shown++ ? ", " : "") << "inode " << ino << " " << printable(paths.path(ino));
+    out << (shown++ ? ", " : "") << "inode " << ino << " " << printable_name(paths.path(ino));
   }
   out << "\n";
 }
