@@ -16,19 +16,13 @@
 #include "mkfs.h"
 #include "options.h"
 #include "progress.h"
+#include "scratch_dir.h"
 
 namespace {
 
-// In /dev/shm where there is one: mkfs syncs each image before its rename, which on tmpfs costs
-// nothing, and a disk's syncs would slow every input down.
 const std::string& work_dir() {
-  static const std::string dir = [] {
-    std::string tmpl = ::access("/dev/shm", W_OK) == 0 ? "/dev/shm/gdfs-fuzz-archive-XXXXXX"
-                                                       : "/tmp/gdfs-fuzz-archive-XXXXXX";
-    if (::mkdtemp(tmpl.data()) == nullptr) std::abort();
-    return tmpl;
-  }();
-  return dir;
+  static const gdfs::fuzz::ScratchDir dir("gdfs-fuzz-archive");
+  return dir.path();
 }
 
 }  // namespace

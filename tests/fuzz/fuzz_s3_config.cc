@@ -6,7 +6,6 @@
 // Besides the sanitizers' checks, it asserts: INI keys are lower case and trimmed; a key's encoding is
 // URL-safe and decodes back; a resolved target is an http(s) URL with a region name and no line break in
 // a credential; a refusal is std::invalid_argument and never shows the secret key.
-#include <unistd.h>
 
 #include <cctype>
 #include <cstdint>
@@ -19,6 +18,7 @@
 #include <vector>
 
 #include "fetch/remote/s3_config.h"
+#include "scratch_dir.h"
 
 namespace {
 
@@ -29,13 +29,8 @@ void require(bool ok) {
 }
 
 const std::string& work_dir() {
-  static const std::string dir = [] {
-    std::string tmpl =
-        ::access("/dev/shm", W_OK) == 0 ? "/dev/shm/gdfs-fuzz-s3-XXXXXX" : "/tmp/gdfs-fuzz-s3-XXXXXX";
-    if (::mkdtemp(tmpl.data()) == nullptr) std::abort();
-    return tmpl;
-  }();
-  return dir;
+  static const gdfs::fuzz::ScratchDir dir("gdfs-fuzz-s3");
+  return dir.path();
 }
 
 void write_file(const std::string& path, std::string_view text) {
