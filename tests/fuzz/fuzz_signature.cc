@@ -6,9 +6,9 @@
 // keeps the signature valid and exercises the per-page digest check. Any ImageError is a correct
 // refusal; a crash, a sanitizer report or a trusted image whose signature region is not well formed
 // (abort) is a bug.
-#include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -18,6 +18,7 @@
 #include "gdfs/image.h"
 #include "gdfs/trust.h"
 #include "image_surgery.h"
+#include "scratch_dir.h"
 
 namespace {
 
@@ -30,12 +31,14 @@ constexpr char kTrustedKey[] =
     "-----END PUBLIC KEY-----\n";
 
 const std::string& key_file() {
+  static const gdfs::fuzz::ScratchDir dir("gdfs-fuzz-key");
   static const std::string path = [] {
-    char tmpl[] = "/tmp/gdfs-fuzz-key-XXXXXX";
-    const int fd = mkstemp(tmpl);
-    if (fd < 0 || write(fd, kTrustedKey, sizeof kTrustedKey - 1) != sizeof kTrustedKey - 1) std::abort();
-    close(fd);
-    return std::string(tmpl);
+    std::string p = dir.path() + "/trusted.pem";
+    std::FILE* f = std::fopen(p.c_str(), "wb");
+    if (f == nullptr || std::fwrite(kTrustedKey, 1, sizeof kTrustedKey - 1, f) != sizeof kTrustedKey - 1 ||
+        std::fclose(f) != 0)
+      std::abort();
+    return p;
   }();
   return path;
 }
