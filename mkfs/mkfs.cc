@@ -132,11 +132,12 @@ int metadata_level(const Options& o) {
 
 // A layered IMAGE refers to its base and to the base's own bases by identity. Written over one of them
 // (IMAGE replaces whatever file its path names), it would refer to itself, and the base would be lost:
-// refused before anything is read. A copied build (no --layered) may replace its base; it needs it only
+// refused before the tree is read. A copied build (no --layered) may replace its base; it needs it only
 // while it runs.
 void check_keeps_its_bases(const Options& o, const Base& base) {
+  if (!o.layered) return;
   const FileId out = existing_file_id(o.image);  // what the final rename replaces (a link, not its target)
-  if (!o.layered || out == FileId{}) return;
+  if (out == FileId{}) return;
   std::vector<std::string> chain{o.base};
   for (const Image::Layer& l : base.image().layers()) chain.push_back(l.location);
   for (const std::string& p : chain) {
