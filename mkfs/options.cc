@@ -10,6 +10,7 @@
 #include <string_view>
 #include <thread>
 
+#include "cli_app.h"
 #include "gdfs/format.h"
 
 namespace gdfs::mkfs {
@@ -154,7 +155,9 @@ void add_options(CLI::App& app, Options& o, bool& all_root) {
   app.add_option("--gid", o.gid, "Make every inode owned by gid N")->type_name("N");
   app.add_option("--mtime", o.mtime, "Set every inode's mtime to T (seconds since the epoch)")
       ->type_name("T");
-  app.add_option("--label", o.label, "Volume label, at most 64 bytes")->check(kLabel);
+  app.add_option("--label", o.label, "Volume label, at most 64 bytes")
+      ->check(kLabel)
+      ->check(cli::may_be_empty());
   app.add_flag("--force", o.force, "Replace IMAGE if it exists");
   app.add_flag("-q,--quiet", o.quiet,
                "No progress line and no text summary (--json still prints); errors still go to stderr");
@@ -167,7 +170,8 @@ void add_options(CLI::App& app, Options& o, bool& all_root) {
       "clock. Its timestamp is SOURCE_DATE_EPOCH if set (which also caps every mtime), else --mtime, "
       "else the newest mtime in the tree, so the same tree gives a byte-identical image.\n"
       "Archives: members are packed in archive order (one in the tree's packing order: breadth-first by "
-      "name, each __pycache__/NAME.*.pyc right after NAME.py, gives the same image as its tree); a leading '/' is stripped, '..' is refused, a later member of the "
+      "name, each __pycache__/NAME.*.pyc right after NAME.py, gives the same image as its tree); a leading "
+      "'/' is stripped, '..' is refused, a later member of the "
       "same path wins; directories that members imply get mode 0755, owner 0:0 (or --uid/--gid) and "
       "the image time. Examples: mkfs.gdfs data.tar.zst data.gdfs; tar cf - dir | mkfs.gdfs - data.gdfs\n"
       "Exit codes: 0 ok, 1 error (no image written), 2 usage error or entries skipped by "

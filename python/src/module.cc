@@ -138,10 +138,18 @@ struct OpenArgs {
   ReaderOptions options;
 };
 
-std::vector<std::string> string_list(py::handle items) {
+// A path argument that may be None (not given) but never empty: trusted_key='' from an unset variable must
+// not open the image unchecked.
+std::string given_path(py::handle path, const char* what) {
+  std::string s = fs_path(path);
+  if (s.empty()) throw py::value_error(std::string(what) + " is empty (None: not given)");
+  return s;
+}
+
+std::vector<std::string> string_list(py::handle items, const char* what) {
   std::vector<std::string> out;
   if (!items.is_none())
-    for (py::handle b : items) out.push_back(fs_path(b));
+    for (py::handle b : items) out.push_back(given_path(b, what));
   return out;
 }
 
@@ -155,11 +163,11 @@ OpenArgs open_args(py::object path, const py::dict& kw) {
   opt.threads = kw["threads"].cast<unsigned>();
   opt.decoder = decoder_of(kw["decoder"].cast<std::string>());
   opt.readahead = kw["readahead"].cast<uint64_t>();
-  opt.source.bases = string_list(kw["bases"]);
-  if (!kw["trusted_key"].is_none()) opt.source.trusted_key = fs_path(kw["trusted_key"]);
-  if (!kw["cache_dir"].is_none()) opt.source.cache_dir = fs_path(kw["cache_dir"]);
+  opt.source.bases = string_list(kw["bases"], "a base");
+  if (!kw["trusted_key"].is_none()) opt.source.trusted_key = given_path(kw["trusted_key"], "trusted_key");
+  if (!kw["cache_dir"].is_none()) opt.source.cache_dir = given_path(kw["cache_dir"], "cache_dir");
   opt.source.disk_cache_size = kw["disk_cache_size"].cast<uint64_t>();
-  if (!kw["ca_file"].is_none()) opt.source.ca_file = fs_path(kw["ca_file"]);
+  if (!kw["ca_file"].is_none()) opt.source.ca_file = given_path(kw["ca_file"], "ca_file");
   opt.source.remote_timeout_s = kw["remote_timeout"].cast<double>();
   if (!kw["aws"].is_none())
     for (auto [k, v] : kw["aws"].cast<py::dict>())

@@ -294,5 +294,39 @@ TEST_F(Inspect, UsageErrors) {
   EXPECT_EQ(run_inspect({"frobnicate", image_}).code, 2);
 }
 
+// An empty value is a mistake (an unset shell variable), never "not given": a key that is "" must not
+// verify or build without a signature, a SOURCE that is "" must not read the tree from /.
+TEST_F(Inspect, AnEmptyValueIsAUsageErrorNeverTheDefault) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> inspect = {
+      {{"verify", "--key", "", image_}, "--key is empty"},
+      {{"verify", "--base", "", image_}, "--base is empty"},
+      {{"info", ""}, "IMAGE is empty"},
+      {{"ls", image_, ""}, "PATH is empty"},
+      {{"extract", image_, "--archive", ""}, "--archive is empty"},
+  };
+  for (const auto& [args, message] : inspect) {
+    const CliResult r = run_inspect(args);
+    EXPECT_EQ(r.code, 2) << testing::PrintToString(args);
+    EXPECT_NE(r.err.find("gdfs-inspect: error: " + message), std::string::npos) << r.err;
+  }
+  const std::string out = *dir_ / "empty-values.gdfs";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> mkfs = {
+      {{"-q", "--sign", "", *dir_ / "src", out}, "--sign is empty"},
+      {{"-q", "", out}, "SOURCE is empty"},
+      {{"-q", *dir_ / "src", ""}, "IMAGE is empty"},
+      {{"-q", "--exclude", "", *dir_ / "src", out}, "--exclude is empty"},
+  };
+  for (const auto& [args, message] : mkfs) {
+    const CliResult r = run_mkfs(args);
+    EXPECT_EQ(r.code, 2) << testing::PrintToString(args);
+    EXPECT_NE(r.err.find("mkfs.gdfs: error: " + message), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(out));
+  }
+  // A label may be empty: it is the same as none.
+  const CliResult labelled = run_mkfs({"-q", "--label", "", *dir_ / "src", out});
+  EXPECT_EQ(labelled.code, 0) << labelled.err;
+  EXPECT_EQ(inspect_json({"info", out})["label"], "");
+}
+
 }  // namespace
 }  // namespace gdfs::test

@@ -399,6 +399,10 @@ def test_open_errors(edge, tmp_path):
     assert e.value.errno == errno.EIO
     with pytest.raises(ValueError, match="decoder"):
         gdfs.Image(str(image), decoder="fpga")
+    # An empty path (an unset variable) is a mistake, not "not given": never an image opened unchecked.
+    for kw in ({"trusted_key": ""}, {"bases": [""]}, {"cache_dir": ""}, {"ca_file": ""}):
+        with pytest.raises(ValueError, match="is empty"):
+            gdfs.Image(str(image), **kw)
     with gdfs.Image(image, decoder="cpu", threads=2, cache_size=8 << 20, readahead=0) as i:  # a PathLike
         s = i.stats()
         assert s["decoder"] == "cpu" and s["threads"] == 2 and s["cache_capacity"] == 8 << 20

@@ -164,6 +164,8 @@ TEST_F(Cli, UsageErrorsExitTwo) {
       {"bench", "--decoder", "neon", Path("in")},
       {"bench", "--paired", "0", Path("in")},
       {"bench"},
+      {"compress", "", Path("c")},
+      {"bench", ""},
   };
   for (const auto& args : bad) {
     const CliResult r = gdeflate(args);

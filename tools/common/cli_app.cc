@@ -16,6 +16,37 @@ int usage_error(const std::string& tool, const std::string& what, std::ostream& 
   return 2;
 }
 
+namespace {
+
+constexpr const char* kMayBeEmpty = "may-be-empty";
+
+bool allows_empty(CLI::Option& opt) {
+  try {
+    opt.get_validator(kMayBeEmpty);
+    return true;
+  } catch (const CLI::OptionNotFound&) {
+    return false;
+  }
+}
+
+// The first option of `app` or of its subcommands on the command line given an empty value, or "".
+std::string empty_value(CLI::App& app) {
+  for (CLI::Option* opt : app.get_options()) {
+    if (opt->count() == 0 || opt->get_items_expected_max() == 0 || allows_empty(*opt)) continue;
+    for (const std::string& value : opt->results())
+      if (value.empty()) return opt->get_name().empty() ? opt->get_name(true) : opt->get_name();
+  }
+  for (CLI::App* sub : app.get_subcommands())
+    if (std::string name = empty_value(*sub); !name.empty()) return name;
+  return {};
+}
+
+}  // namespace
+
+CLI::Validator may_be_empty() {
+  return CLI::Validator([](const std::string&) { return std::string(); }, "", kMayBeEmpty);
+}
+
 int parse(CLI::App& app, int argc, char** argv, std::ostream& out, std::ostream& err) {
   try {
     app.parse(argc, argv);
@@ -23,6 +54,8 @@ int parse(CLI::App& app, int argc, char** argv, std::ostream& out, std::ostream&
     if (e.get_exit_code() == 0) return app.exit(e, out, err);  // --help, --version
     return usage_error(app.get_name(), e.what(), err);
   }
+  if (const std::string name = empty_value(app); !name.empty())
+    return usage_error(app.get_name(), name + " is empty", err);
   return -1;
 }
 

@@ -16,8 +16,13 @@ void add_version_flag(CLI::App& app);
 // "TOOL: error: WHAT" and a hint to run TOOL --help, on `err`; returns 2, the usage-error exit code.
 int usage_error(const std::string& tool, const std::string& what, std::ostream& err);
 
+// Marks an option whose value may be empty (a label). Any other option given an empty value is a usage
+// error: `--sign "$KEY"` with KEY unset must not build an unsigned image, nor SOURCE "" read the tree from /.
+CLI::Validator may_be_empty();
+
 // Parses argv. Returns -1 when the command is to run; otherwise the exit code to end with: 0 after
-// --help or --version (printed on `out`), 2 after a usage error (printed on `err`).
+// --help or --version (printed on `out`), 2 after a usage error (printed on `err`), an empty value
+// among them (see may_be_empty).
 int parse(CLI::App& app, int argc, char** argv, std::ostream& out, std::ostream& err);
 
 // "TOOL: error: WHAT" on `err`; returns 1, the exit code of a run that failed.
