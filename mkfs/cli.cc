@@ -50,10 +50,9 @@ int mkfs_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
       print_json(s, out);
     else if (!o.quiet)
       print_text(s, out);
-    out.flush();
-    if (diag.skipped() == 0) return 0;
-    diag.warn(std::to_string(diag.skipped()) + " entries could not be read and were left out of the image");
-    return 2;
+    if (diag.skipped() != 0)
+      diag.warn(std::to_string(diag.skipped()) + " entries could not be read and were left out of the image");
+    return cli::finish_output(kTool, diag.skipped() == 0 ? 0 : 2, out, err, "the image was written");
   } catch (const std::exception& e) {
     progress.clear();
     return cli::report_error(kTool, e, err);

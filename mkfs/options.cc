@@ -174,7 +174,8 @@ void add_options(CLI::App& app, Options& o, bool& all_root) {
       "'/' is stripped, '..' is refused, a later member of the "
       "same path wins; directories that members imply get mode 0755, owner 0:0 (or --uid/--gid) and "
       "the image time. Examples: mkfs.gdfs data.tar.zst data.gdfs; tar cf - dir | mkfs.gdfs - data.gdfs\n"
-      "Exit codes: 0 ok, 1 error (no image written), 2 usage error or entries skipped by "
+      "Exit codes: 0 ok, 1 error (no image written, or the summary could not be), 2 usage error or entries "
+      "skipped by "
       "--ignore-errors (the image was written without them).");
 }
 

@@ -294,6 +294,35 @@ TEST_F(Inspect, UsageErrors) {
   EXPECT_EQ(run_inspect({"frobnicate", image_}).code, 2);
 }
 
+// Output that cannot be written (a full disk, a closed pipe) fails the run, as for ls and cat.
+TEST_F(Inspect, OutputThatCannotBeWrittenFailsTheRun) {
+  struct Full : std::streambuf {
+    int overflow(int) override { return traits_type::eof(); }
+  } full;
+  std::ostream out(&full);
+  auto run = [&](auto main, std::vector<std::string> args) {
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::ostringstream err;
+    const int code = main(static_cast<int>(args.size()), argv.data(), out, err);
+    out.clear();
+    return std::pair{code, err.str()};
+  };
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"gdfs-inspect", "ls", image_, "/"},
+                                               {"gdfs-inspect", "info", "--json", image_},
+                                               {"gdfs-inspect", "cat", image_, "/small"}}) {
+    const auto [code, err] = run(gdfs::tools::inspect_main, args);
+    EXPECT_EQ(code, 1) << testing::PrintToString(args);
+    EXPECT_NE(err.find("cannot write"), std::string::npos) << err;
+  }
+  const std::string image = *dir_ / "summary-lost.gdfs";
+  const auto [code, err] = run(gdfs::mkfs::mkfs_main, {"mkfs.gdfs", "--json", *dir_ / "src", image});
+  EXPECT_EQ(code, 1);
+  EXPECT_NE(err.find("cannot write the output (the image was written)"), std::string::npos) << err;
+  EXPECT_EQ(run_inspect({"verify", image}).code, 0);
+}
+
 // An empty value is a mistake (an unset shell variable), never "not given": a key that is "" must not
 // verify or build without a signature, a SOURCE that is "" must not read the tree from /.
 TEST_F(Inspect, AnEmptyValueIsAUsageErrorNeverTheDefault) {

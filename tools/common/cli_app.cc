@@ -59,6 +59,13 @@ int parse(CLI::App& app, int argc, char** argv, std::ostream& out, std::ostream&
   return -1;
 }
 
+int finish_output(const std::string& tool, int code, std::ostream& out, std::ostream& err,
+                  const std::string& done) {
+  if (out.flush()) return code;
+  err << tool << ": error: cannot write the output" << (done.empty() ? "" : " (" + done + ")") << "\n";
+  return code == 0 ? 1 : code;
+}
+
 // Messages quote names from images and archives, and replies from servers: one line, never a terminal's
 // escape sequence.
 int report_error(const std::string& tool, const std::exception& e, std::ostream& err) {

@@ -28,14 +28,23 @@ int parse(CLI::App& app, int argc, char** argv, std::ostream& out, std::ostream&
 // "TOOL: error: WHAT" on `err`; returns 1, the exit code of a run that failed.
 int report_error(const std::string& tool, const std::exception& e, std::ostream& err);
 
-// Runs `body` (returning the exit code); an exception it throws is reported and ends it with 1.
+// The exit code once `out` is flushed: a listing or summary that could not be written (a full disk, a
+// closed pipe) fails the run, as it does for ls and cat, rather than end it with 0 and nothing written.
+// `done`, if any, says what was done all the same (mkfs: the image was written).
+int finish_output(const std::string& tool, int code, std::ostream& out, std::ostream& err,
+                  const std::string& done = {});
+
+// Runs `body` (returning the exit code) and finishes `out`; an exception it throws is reported and ends
+// it with 1.
 template <class Body>
-int run(const std::string& tool, std::ostream& err, Body&& body) {
+int run(const std::string& tool, std::ostream& out, std::ostream& err, Body&& body) {
+  int code = 1;
   try {
-    return body();
+    code = body();
   } catch (const std::exception& e) {
     return report_error(tool, e, err);
   }
+  return finish_output(tool, code, out, err);
 }
 
 }  // namespace gdfs::cli

@@ -153,7 +153,7 @@ int gdeflate_main(int argc, char** argv, std::istream& in, std::ostream& out, st
   add_bench(&app, a);
 
   if (const int code = cli::parse(app, argc, argv, out, err); code >= 0) return code;
-  return cli::run(app.get_name(), err, [&] {
+  return cli::run(app.get_name(), out, err, [&] {
     if (*comp) compress(a, in, out);
     if (*decomp) decompress(a, in, out);
     if (app.got_subcommand("bench"))

@@ -128,7 +128,7 @@ int inspect_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
   if (*extract) {
     if (const int code = check_extract_target(extract, o, err); code >= 0) return code;
   }
-  return cli::run(app.get_name(), err, [&] {
+  return cli::run(app.get_name(), out, err, [&] {
     if (*info) return inspect::info(o, out);
     if (*ls) return inspect::ls(o, out);
     if (*pages) return inspect::pages(o, out);
