@@ -177,6 +177,18 @@ class GdfsFileSystem(AbstractFileSystem):
         buffering = block_size if block_size and block_size > 1 else -1
         return self.image.open(self._image_path(path), "rb", buffering=buffering)
 
+    # Everything that would change the tree raises EROFS, as open(mode="wb") does, where fsspec's defaults
+    # raise a bare NotImplementedError; makedirs(exist_ok=True) of a directory that exists does nothing.
+    def _read_only(self, path, *args, **kwargs):
+        raise OSError(errno.EROFS, "a gdfs image is read-only", path)
+
+    mkdir = rmdir = rm_file = _rm = rm = cp_file = mv = _read_only
+
+    def makedirs(self, path, exist_ok=False):
+        if exist_ok and self.isdir(path):
+            return
+        self._read_only(path)
+
     def _range(self, path, start, end):
         """(image path, offset, size) of bytes [start, end) of `path`, negative ends counted from EOF."""
         ipath = self._image_path(path)

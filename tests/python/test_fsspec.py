@@ -141,6 +141,17 @@ def test_reads_and_ranges(tree, fs, monkeypatch):
         with pytest.raises(OSError) as e:
             fs.open("new.bin", mode)
         assert e.value.errno == errno.EROFS
+    # Every change to the tree is EROFS too (fsspec's defaults raise a bare NotImplementedError).
+    for change in (lambda: fs.rm("top.bin"), lambda: fs.rm_file("top.bin"), lambda: fs.rm("data", recursive=True),
+                   lambda: fs.mkdir("new"), lambda: fs.makedirs("new"), lambda: fs.makedirs("data/new", exist_ok=True),
+                   lambda: fs.rmdir("data/sub"), lambda: fs.mv("top.bin", "moved.bin"),
+                   lambda: fs.copy("top.bin", "copy.bin"), lambda: fs.touch("new.bin"),
+                   lambda: fs.pipe_file("new.bin", b"x")):
+        with pytest.raises(OSError) as e:
+            change()
+        assert e.value.errno == errno.EROFS
+    fs.makedirs("data/sub", exist_ok=True)  # there already: nothing to change
+    assert fs.cat_file("top.bin") == top
     again = pickle.loads(pickle.dumps(fs))
     assert again.cat_file("data/sub/z.txt") == b"zed"
 
