@@ -16,6 +16,7 @@ and pickling (spawn and forkserver workers open it again), so every start method
 num_workers.
 """
 
+import errno
 import fnmatch
 import stat as _stat
 
@@ -106,6 +107,10 @@ class ImageDataset(Dataset):
         self.pin_memory = pin_memory and self.device.type == "cpu"
 
     def _list(self, root, pattern):
+        # Image.walk, as os.walk, yields nothing for a root that is not there: a dataset of no files from a
+        # mistyped root would only fail at its first epoch.
+        if not _stat.S_ISDIR(self.image.stat(root).st_mode):
+            raise NotADirectoryError(errno.ENOTDIR, "not a directory", root)
         out = []
         for dirpath, _, filenames in self.image.walk(root):
             for name in filenames:

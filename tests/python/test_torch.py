@@ -70,6 +70,10 @@ def test_the_dataset_lists_and_reads_files(samples):
     assert all(p.startswith("/class2/") for p in sized.files)
     with pytest.raises(FileNotFoundError):
         ImageDataset(ds.image, files=["/class0/nope.bin"])
+    with pytest.raises(FileNotFoundError):
+        ImageDataset(ds.image, root="/nope")  # not an empty dataset that fails only at its first epoch
+    with pytest.raises(NotADirectoryError):
+        ImageDataset(ds.image, root=ds.files[0])
 
 
 @pytest.mark.parametrize("method", METHODS)
