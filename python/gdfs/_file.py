@@ -3,10 +3,7 @@
 import errno
 import io
 import os
-import posixpath
 import stat as _stat
-
-_MAX_SYMLINKS = 40  # as Linux's path walk (ELOOP past it)
 
 
 class ImageFile(io.RawIOBase):
@@ -154,43 +151,6 @@ class BufferedImageFile(io.BufferedIOBase):
         return self.raw.__reduce__()
 
 
-def resolve(image, path):
-    """`path` with every symlink in it followed, as open(2) does: (resolved path, StatResult)."""
-    sep = b"/" if isinstance(path, bytes) else "/"
-    path = os.fspath(path)
-    try:
-        st = image.stat(path)
-        if not _stat.S_ISLNK(st.st_mode):
-            return path, st
-    except (FileNotFoundError, NotADirectoryError):
-        pass  # maybe a symlink on the way: walked below
-    parts = [p for p in path.split(sep) if p]
-    done = sep
-    hops = 0
-    while parts:
-        name = parts.pop(0)
-        if name == (b"." if sep == b"/" else "."):
-            continue
-        if name == (b".." if sep == b"/" else ".."):
-            done = posixpath.dirname(done)
-            continue
-        here = posixpath.join(done, name)
-        st = image.stat(here)
-        if _stat.S_ISLNK(st.st_mode):
-            hops += 1
-            if hops > _MAX_SYMLINKS:
-                raise OSError(errno.ELOOP, "too many levels of symbolic links", path)
-            target = image.readlink(here)
-            if target.startswith(sep):
-                done = sep
-            parts = [p for p in target.split(sep) if p] + parts
-            continue
-        if parts and not _stat.S_ISDIR(st.st_mode):
-            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), path)
-        done = here
-    return done, image.stat(done)
-
-
 def open_file(image, path, mode="rb", buffering=-1, encoding=None, errors=None, newline=None):
     """Image.open: see its docstring."""
     if not isinstance(mode, str) or set(mode) - set("rbt") or mode.count("r") != 1 or (
@@ -204,7 +164,7 @@ def open_file(image, path, mode="rb", buffering=-1, encoding=None, errors=None, 
         raise ValueError("binary mode takes no encoding, errors or newline argument")
     if not binary and buffering == 0:
         raise ValueError("can't have unbuffered text I/O")
-    _, st = resolve(image, path)
+    st = image.stat(path)  # symlinks followed, as open(2) does
     if _stat.S_ISDIR(st.st_mode):
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
     if not _stat.S_ISREG(st.st_mode):

@@ -116,7 +116,7 @@ class GdfsFileSystem(AbstractFileSystem):
     def _image_path(self, path):
         return "/" + self._strip_protocol(path)
 
-    def _entry(self, path, st):
+    def _entry(self, path, st, link=None):
         info = {
             "name": path,
             "size": st.st_size,
@@ -127,21 +127,32 @@ class GdfsFileSystem(AbstractFileSystem):
             "uid": st.st_uid,
             "gid": st.st_gid,
             "mtime": st.st_mtime,
-            "islink": _stat.S_ISLNK(st.st_mode),
+            "islink": link is not None,
         }
-        if info["islink"]:
-            info["destination"] = self.image.readlink(self._image_path(path))
+        if link is not None:
+            info["destination"] = link
         return info
 
     def info(self, path, **kwargs):
+        """As fsspec's local filesystem: a symlink's type, size and times are its target's (the link's
+        own when it dangles), with islink and destination saying it is one."""
         path = self._strip_protocol(path)
-        return self._entry(path, self.image.stat(self._image_path(path)))
+        ipath = self._image_path(path)
+        st = self.image.stat(ipath, follow_symlinks=False)
+        if not _stat.S_ISLNK(st.st_mode):
+            return self._entry(path, st)
+        link = self.image.readlink(ipath)
+        try:
+            st = self.image.stat(ipath)
+        except OSError:
+            pass  # dangling, or a loop
+        return self._entry(path, st, link)
 
     def ls(self, path, detail=True, **kwargs):
         path = self._strip_protocol(path)
-        st = self.image.stat(self._image_path(path))
+        st = self.image.stat(self._image_path(path))  # a symlink to a directory lists the directory
         if not _stat.S_ISDIR(st.st_mode):
-            return [self._entry(path, st)] if detail else [path]
+            return [self.info(path)] if detail else [path]
         names = [posixpath.join(path, n) if path else n for n in self.image.listdir(self._image_path(path))]
         if not detail:
             return names

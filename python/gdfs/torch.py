@@ -117,7 +117,7 @@ class ImageDataset(Dataset):
                 path = dirpath.rstrip("/") + "/" + name
                 if pattern is not None and not fnmatch.fnmatchcase(path, pattern):
                     continue
-                if _stat.S_ISREG(self.image.stat(path).st_mode):
+                if _stat.S_ISREG(self.image.stat(path, follow_symlinks=False).st_mode):
                     out.append(path)
         return out
 

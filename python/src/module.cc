@@ -36,7 +36,13 @@ std::atomic<unsigned> g_fork_generation{0};
   // Two statements, not ?:: pybind11 3 gives the two make_tuple calls different types.
   py::tuple args = py::make_tuple(code, message);
   if (filename) args = py::make_tuple(code, message, filename);
-  PyErr_SetObject(PyExc_OSError, args.ptr());
+  // Made here, so that the error set is already of its subclass: set as OSError with arguments, Python
+  // made it a FileNotFoundError only when normalizing, which it does at once while another exception is
+  // being handled, and pybind11 then raised RuntimeError ("MISMATCH of original and normalized active
+  // exception types") instead, in every `except` block that called the image again.
+  py::object error = py::reinterpret_steal<py::object>(PyObject_Call(PyExc_OSError, args.ptr(), nullptr));
+  if (!error) throw py::error_already_set();
+  PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(error.ptr())), error.ptr());
   throw py::error_already_set();
 }
 
@@ -138,6 +144,10 @@ struct OpenArgs {
   ReaderOptions options;
 };
 
+Follow follow_of(bool follow_symlinks) {
+  return follow_symlinks ? Follow::kYes : Follow::kNo;
+}
+
 // A path argument that may be None (not given) but never empty: trusted_key='' from an unset variable must
 // not open the image unchecked.
 std::string given_path(py::handle path, const char* what) {
@@ -223,16 +233,16 @@ class Image {
   py::object path() const { return args_.path; }
   py::dict kwargs() const { return args_.kwargs; }
 
-  uint32_t lookup(py::handle path) const {
+  uint32_t lookup(py::handle path, bool follow_symlinks) const {
     auto r = get();
     const std::string p = fs_path(path);
-    return translate(path, [&] { return r->lookup(p); });
+    return translate(path, [&] { return r->lookup(p, follow_of(follow_symlinks)); });
   }
 
-  FileStat stat(py::handle path) const {
+  FileStat stat(py::handle path, bool follow_symlinks) const {
     auto r = get();
     const std::string p = fs_path(path);
-    return translate(path, [&] { return r->stat(p); });
+    return translate(path, [&] { return r->stat(p, follow_of(follow_symlinks)); });
   }
 
   py::list listdir(py::handle path) const {
@@ -259,7 +269,7 @@ class Image {
     auto r = get();
     const std::string p = fs_path(path);
     const uint64_t off = checked_offset(offset, path);
-    const FileStat st = translate(path, [&] { return r->stat(p); });
+    const FileStat st = translate(path, [&] { return r->stat(p, Follow::kYes); });
     return read_ino(*r, path, st.ino, off, read_length(st.size, off, size));
   }
 
@@ -267,7 +277,7 @@ class Image {
     auto r = get();
     const std::string p = fs_path(path);
     const uint64_t off = checked_offset(offset, path);
-    const uint32_t ino = translate(path, [&] { return r->lookup(p); });
+    const uint32_t ino = translate(path, [&] { return r->lookup(p, Follow::kYes); });
     return read_ino_into(*r, path, ino, buffer, off, stream);
   }
 
@@ -299,7 +309,7 @@ class Image {
         const std::string p = fs_path(path);
         const uint64_t off = checked_offset(t[1].cast<int64_t>(), path);
         const int64_t size = t[2].cast<int64_t>();
-        const FileStat st = translate(path, [&] { return r->stat(p); });
+        const FileStat st = translate(path, [&] { return r->stat(p, Follow::kYes); });
         py::bytes bytes = new_bytes(read_length(st.size, off, size));
         b.add(st.ino, off, static_cast<size_t>(PyBytes_GET_SIZE(bytes.ptr())), PyBytes_AS_STRING(bytes.ptr()),
               i, path);
@@ -342,7 +352,7 @@ class Image {
       try {
         const std::string p = fs_path(path);
         const uint64_t off = checked_offset(t[1].cast<int64_t>(), path);
-        const uint32_t ino = translate(path, [&] { return r->lookup(p); });
+        const uint32_t ino = translate(path, [&] { return r->lookup(p, Follow::kYes); });
         auto target = std::make_unique<BufferTarget>(t[2], stream);
         Batch& b = target->device() ? dev : host;
         if (target->device() && dev.reqs.empty()) dev_stream = target->stream();
@@ -681,7 +691,9 @@ retries included; aws is a dict of S3 settings named like the environment variab
 (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_ENDPOINT_URL, AWS_REGION,
 AWS_PROFILE; a value of None or '' unsets one).
 
-Paths inside the image are like "/a/b"; symlinks are not followed (Image.open follows them). One
+Paths inside the image are like "/a/b", resolved as the kernel would: symlinks on the way are followed
+(an absolute target from the image's root), and one at the end by read, listdir and open, as by the
+OS's calls, and by stat and lookup unless follow_symlinks=False; readlink and walk never follow. One
 Image serves any number of threads; reads release the GIL. It survives fork() (the child opens it
 again on first use) and pickling (the other process opens it again), so data loader workers can take
 it. Errors are OSError with the errno a file system would give.)")
@@ -707,11 +719,11 @@ it. Errors are OSError with the errno a file system would give.)")
            py::arg("bases") = py::none(), py::arg("trusted_key") = py::none(),
            py::arg("cache_dir") = py::none(), py::arg("disk_cache_size") = uint64_t{1} << 30,
            py::arg("ca_file") = py::none(), py::arg("remote_timeout") = 60.0, py::arg("aws") = py::none())
-      .def("lookup", &Image::lookup, py::arg("path"), "The inode number of `path`.")
-      .def("stat", &Image::stat, py::arg("path"),
+      .def("lookup", &Image::lookup, py::arg("path"), py::kw_only(), py::arg("follow_symlinks") = true,
+           "The inode number of `path` (of a symlink itself with follow_symlinks=False).")
+      .def("stat", &Image::stat, py::arg("path"), py::kw_only(), py::arg("follow_symlinks") = true,
            "A StatResult (st_mode, st_size, st_mtime_ns, st_nlink, st_uid, st_gid, st_ino, st_mtime, "
-           "st_rdev); "
-           "symlinks are not followed.")
+           "st_rdev), as os.stat: of the symlink itself with follow_symlinks=False (os.lstat).")
       .def("listdir", &Image::listdir, py::arg("path") = "/",
            "The names in directory `path`, in byte order (bytes for a bytes path, as os.listdir).")
       .def("_scandir", &Image::scandir, py::arg("path"), "[(name, st_mode)] of directory `path` (for walk).")

@@ -157,14 +157,15 @@ const Image& Reader::image() const {
 
 // ---- metadata ---------------------------------------------------------------------------------------
 
-uint32_t Reader::lookup(std::string_view path) const {
+uint32_t Reader::lookup(std::string_view path, Follow follow) const {
   const Image& img = *impl_->image;
   int err = 0;
-  const uint32_t ino = img.resolve(path, &err);
+  const uint32_t ino = img.resolve(path, &err, follow);
   if (ino) return ino;
-  throw ImageError(img.name() + ": " + std::string(path) + ": " +
-                       (err == ENOTDIR ? "not a directory on the way" : "no such file or directory"),
-                   err);
+  const char* why = err == ENOTDIR ? "not a directory"
+                    : err == ELOOP ? "too many levels of symbolic links"
+                                   : "no such file or directory";
+  throw ImageError(img.name() + ": " + std::string(path) + ": " + why, err);
 }
 
 uint32_t Reader::lookup(uint32_t dir, std::string_view name) const {

@@ -96,6 +96,15 @@ int from_requests(const gdfs::Reader& r, const std::vector<gdfs::ReadRequest>& d
   return first;
 }
 
+int lookup(const char* fn, gdfs_reader* reader, const char* path, uint32_t* ino, gdfs::Follow follow) {
+  if (!reader) return null_argument(fn, "reader");
+  if (!path || !ino) return null_argument(fn, path ? "ino" : "path");
+  return guard([&] {
+    *ino = reader->reader->lookup(path, follow);
+    return 0;
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -160,12 +169,11 @@ void gdfs_close(gdfs_reader* reader) {
 }
 
 int gdfs_lookup(gdfs_reader* reader, const char* path, uint32_t* ino) {
-  if (!reader) return null_argument("gdfs_lookup", "reader");
-  if (!path || !ino) return null_argument("gdfs_lookup", path ? "ino" : "path");
-  return guard([&] {
-    *ino = reader->reader->lookup(path);
-    return 0;
-  });
+  return lookup("gdfs_lookup", reader, path, ino, gdfs::Follow::kNo);
+}
+
+int gdfs_lookup_follow(gdfs_reader* reader, const char* path, uint32_t* ino) {
+  return lookup("gdfs_lookup_follow", reader, path, ino, gdfs::Follow::kYes);
 }
 
 int gdfs_stat(gdfs_reader* reader, uint32_t ino, gdfs_stat_t* st) {

@@ -223,6 +223,23 @@ TEST_F(ReaderC, OpenFailures) {
   gdfs_close(nullptr);  // harmless
 }
 
+TEST_F(ReaderC, LookupFollowFollowsASymlinkAtTheEnd) {
+  Handle h(open());
+  uint32_t link = 0, target = 0, page = lookup(h.r, "/page");
+  ASSERT_EQ(gdfs_lookup(h.r, "/link-rel", &link), 0) << last_error();
+  ASSERT_EQ(gdfs_lookup_follow(h.r, "/link-rel", &target), 0) << last_error();
+  EXPECT_NE(link, page);
+  EXPECT_EQ(target, page);
+  ASSERT_EQ(gdfs_lookup_follow(h.r, "/page", &target), 0) << last_error();
+  EXPECT_EQ(target, page);
+  // Targets resolve inside the image: /etc/passwd of link-abs is not the host's.
+  EXPECT_EQ(gdfs_lookup_follow(h.r, "/link-abs", &target), ENOENT);
+  EXPECT_EQ(gdfs_lookup_follow(h.r, "/link-dangling", &target), ENOENT);
+  EXPECT_TRUE(contains(last_error(), "/link-dangling")) << last_error();
+  EXPECT_EQ(gdfs_lookup(h.r, "/link-rel/", &target), ENOTDIR);  // a trailing "/" asks for a directory
+  EXPECT_EQ(gdfs_lookup_follow(h.r, nullptr, &target), EINVAL);
+}
+
 TEST_F(ReaderC, MetadataErrorsNameWhatFailed) {
   Handle h(open());
   uint32_t ino = 99;

@@ -137,6 +137,11 @@ def test_reads_and_ranges(tree, fs, monkeypatch):
         assert f.read(2000) == top[65000:67000]
     with fsspec.open(f"gdfs://link.csv::{tree[1]}", "rt") as f:  # chained, and a symlink followed
         assert f.readline() == "a,b,c\n"
+    # A symlink reads as its target everywhere, as in fsspec's local filesystem.
+    csv = (src / "data" / "x.csv").read_bytes()
+    assert fs.cat_file("link.csv") == csv and fs.cat("link.csv") == csv
+    link = fs.info("link.csv")
+    assert link["type"] == "file" and link["size"] == len(csv) and link["islink"], link
     for mode in ("wb", "ab"):
         with pytest.raises(OSError) as e:
             fs.open("new.bin", mode)

@@ -11,7 +11,7 @@ namespace gdfs::inspect {
 
 int cat(const Options& o, std::ostream& out) {
   auto img = open_image(o);
-  const uint32_t ino = resolve_following(*img, o.path);  // like cat(1), through symlinks
+  const uint32_t ino = resolve_path(*img, o.path, Follow::kYes);  // like cat(1), through symlinks
   if (img->type(ino) != format::kTypeReg)
     throw std::runtime_error(img->name() + ": " + o.path + ": not a regular file");
   constexpr size_t kChunk = size_t{1} << 20;

@@ -1,6 +1,7 @@
 #include "util.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <ctime>
 #include <nlohmann/json.hpp>
@@ -20,53 +21,13 @@ std::unique_ptr<Image> open_image(const Options& o) {
   return Image::open(o.image, so);
 }
 
-uint32_t resolve_path(const Image& img, const std::string& path) {
-  const uint32_t ino = img.resolve(path);
-  if (ino == 0)
-    throw std::runtime_error(img.name() + ": " + path + ": no such file or directory in the image");
-  return ino;
-}
-
-uint32_t resolve_following(const Image& img, const std::string& path) {
-  // The components still to resolve, the next one last: a symlink's target is pushed in their place.
-  std::vector<std::string> todo;
-  const auto push = [&todo](std::string_view p) {
-    std::vector<std::string> parts;
-    for (size_t pos = 0; pos <= p.size();) {
-      const size_t slash = std::min(p.find('/', pos), p.size());
-      if (slash > pos) parts.emplace_back(p.substr(pos, slash - pos));
-      pos = slash + 1;
-    }
-    todo.insert(todo.end(), parts.rbegin(), parts.rend());
-  };
-  const auto missing = [&] {
-    return std::runtime_error(img.name() + ": " + path + ": no such file or directory in the image");
-  };
-  push(path);
-  uint32_t dir = format::kRootIno, ino = format::kRootIno;
-  for (int links = 0; !todo.empty();) {
-    const std::string part = std::move(todo.back());
-    todo.pop_back();
-    if (img.type(dir) != format::kTypeDir) throw missing();  // a file used as a directory
-    if (part == ".") {
-      ino = dir;
-      continue;
-    }
-    ino = part == ".." ? img.inode(dir).parent : img.lookup(dir, part);
-    if (ino == 0) throw missing();
-    if (img.type(ino) != format::kTypeLnk) {
-      dir = ino;  // checked to be a directory if a component follows
-      continue;
-    }
-    if (++links > kMaxSymlinks)
-      throw std::runtime_error(img.name() + ": " + path + ": too many levels of symbolic links in the image");
-    const std::string_view target = img.symlink_target(ino);
-    if (target.empty()) throw missing();
-    if (target.front() == '/') dir = format::kRootIno;  // the image's root, never the host's
-    push(target);
-    ino = dir;  // a target of "/" or "." names the directory itself
-  }
-  return ino;
+uint32_t resolve_path(const Image& img, const std::string& path, Follow follow) {
+  int error = 0;
+  if (const uint32_t ino = img.resolve(path, &error, follow)) return ino;
+  const char* why = error == ENOTDIR ? "not a directory"
+                    : error == ELOOP ? "too many levels of symbolic links"
+                                     : "no such file or directory";
+  throw std::runtime_error(img.name() + ": " + path + ": " + why + " in the image");
 }
 
 namespace {

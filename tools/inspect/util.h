@@ -21,13 +21,10 @@ struct Options;
 // Opens o.image, with o.bases as the places a layered image's bases may be.
 std::unique_ptr<Image> open_image(const Options& o);
 
-// The inode at `path` inside the image; throws naming the image and the path when there is none.
-uint32_t resolve_path(const Image& img, const std::string& path);
-// Like resolve_path, but symlinks are followed in every component, the last included, as open(2) does:
-// absolute targets start again at the image's root, relative ones at the link's directory, and more
-// than kMaxSymlinks links in one lookup is an error (a loop), as in the kernel.
-inline constexpr int kMaxSymlinks = 40;
-uint32_t resolve_following(const Image& img, const std::string& path);
+// The inode at `path` inside the image, resolved as Image::resolve does (symlinks on the way followed,
+// the last one too with Follow::kYes, as cat(1) does); throws naming the image and the path when there
+// is none.
+uint32_t resolve_path(const Image& img, const std::string& path, Follow follow = Follow::kNo);
 
 // The name PATH gives its last entry ("/a/./b/" -> "b", "a/b/../c" -> "c"): what `extract` names a single
 // file it extracts. Throws when PATH names no entry ("/", "a/..").

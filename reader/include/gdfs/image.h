@@ -22,6 +22,13 @@
 namespace gdfs {
 
 // Where logical page `index` of a regular file comes from.
+// Whether a path's last component is followed when it is a symlink: kNo as lstat(2) and readlink(2),
+// kYes as stat(2) and open(2). Symlinks before the last component are always followed.
+enum class Follow { kNo, kYes };
+
+// Symlinks one path resolution follows at most before it gives up (ELOOP), as Linux.
+inline constexpr int kMaxSymlinks = 40;
+
 struct PageRef {
   enum Kind : uint8_t { kHole, kPage, kTail } kind = kHole;
   uint64_t entry = 0;   // PageEntry index (kPage, kTail)
@@ -68,9 +75,13 @@ class Image {
   std::span<const format::Dirent> dirents(uint32_t dir_ino) const;
   std::string_view name(const format::Dirent& d) const { return blob_string(d.name); }
   uint32_t lookup(uint32_t dir_ino, std::string_view name) const;
-  // "/a/b/c" (or "a/b/c"; "/" is the root) to an inode, without following symlinks. 0 = not found, and
-  // with `error` why: ENOENT, or ENOTDIR when a component on the way is not a directory.
-  uint32_t resolve(std::string_view path, int* error = nullptr) const;
+  // "/a/b/c" (or "a/b/c"; "/" is the root) to an inode, as the kernel resolves a path: "." and ".."
+  // are components (".." of the root is the root), a symlink on the way is followed (an absolute target
+  // from the image's root, never the host's), and the last component too with Follow::kYes or a
+  // trailing "/" (which then must name a directory). 0 = not
+  // found, and with `error` why: ENOENT, ENOTDIR (a component on the way is not a directory), ELOOP
+  // (more than kMaxSymlinks symlinks).
+  uint32_t resolve(std::string_view path, int* error = nullptr, Follow follow = Follow::kNo) const;
   // The reverse: inode `ino`'s path ("/a/b"), found by a scan of the directories (for messages, not a
   // hot path); "" when no directory names it.
   std::string path(uint32_t ino) const;

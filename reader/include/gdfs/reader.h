@@ -155,8 +155,9 @@ class Reader {
   const std::string& name() const { return image().name(); }
 
   // ---- metadata -------------------------------------------------------------------------------------
-  // "/a/b" (or "a/b") to an inode; symlinks are not followed. ENOENT, ENOTDIR.
-  uint32_t lookup(std::string_view path) const;
+  // "/a/b" (or "a/b") to an inode, as Image::resolve: symlinks on the way are followed, the last
+  // component only with Follow::kYes. ENOENT, ENOTDIR, ELOOP.
+  uint32_t lookup(std::string_view path, Follow follow = Follow::kNo) const;
   // `name` in directory `dir`: its inode, or 0 when there is none (a negative lookup is not an error
   // here: FUSE caches it). ENOENT (no such inode), ENOTDIR.
   uint32_t lookup(uint32_t dir, std::string_view name) const;
@@ -165,9 +166,13 @@ class Reader {
   // directory names it.
   std::string path(uint32_t ino) const;
   FileStat stat(uint32_t ino) const;
-  FileStat stat(std::string_view path) const { return stat(lookup(path)); }
+  // The path forms follow POSIX: stat(path) is lstat(2) unless told to follow (Follow::kYes: stat(2));
+  // list and read follow a symlink at the end, as opendir(3) and open(2); readlink does not.
+  FileStat stat(std::string_view path, Follow follow = Follow::kNo) const {
+    return stat(lookup(path, follow));
+  }
   std::vector<DirEntry> list(uint32_t dir_ino) const;  // sorted by name; ENOTDIR
-  std::vector<DirEntry> list(std::string_view path) const { return list(lookup(path)); }
+  std::vector<DirEntry> list(std::string_view path) const { return list(lookup(path, Follow::kYes)); }
   std::string readlink(uint32_t ino) const;  // EINVAL when not a symlink
   std::string readlink(std::string_view path) const { return readlink(lookup(path)); }
   std::vector<std::pair<std::string, std::string>> xattrs(uint32_t ino) const;
@@ -185,7 +190,7 @@ class Reader {
   // (short only at end of file). EISDIR (not a regular file), EIO (a page failed its checks).
   size_t read(uint32_t ino, uint64_t offset, size_t length, void* dst);
   size_t read(std::string_view path, uint64_t offset, size_t length, void* dst) {
-    return read(lookup(path), offset, length, dst);
+    return read(lookup(path, Follow::kYes), offset, length, dst);
   }
   // The same without the copy: `view` receives pieces of the cached decoded pages (see ReadView).
   // Sequential readers get readahead here too. Returns view.size().

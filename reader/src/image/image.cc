@@ -77,23 +77,56 @@ uint32_t Image::lookup(uint32_t dir_ino, std::string_view name) const {
   return it != ents.end() && this->name(*it) == name ? it->ino : 0;
 }
 
-uint32_t Image::resolve(std::string_view path, int* error) const {
-  uint32_t ino = format::kRootIno;
-  while (!path.empty()) {
-    size_t slash = path.find('/');
-    std::string_view part = path.substr(0, slash);
-    path = slash == std::string_view::npos ? std::string_view{} : path.substr(slash + 1);
-    if (part.empty() || part == ".") continue;
-    if (type(ino) != format::kTypeDir) {
-      if (error) *error = ENOTDIR;
-      return 0;
-    }
-    ino = part == ".." ? inode(ino).parent : lookup(ino, part);
-    if (ino == 0) {
-      if (error) *error = ENOENT;
-      return 0;
-    }
+namespace {
+
+// The components of `path` still to resolve, the next one last, so that a symlink's target can take its
+// place.
+void push_components(std::vector<std::string_view>& todo, std::string_view path) {
+  const size_t at = todo.size();
+  for (size_t pos = 0; pos <= path.size();) {
+    const size_t slash = std::min(path.find('/', pos), path.size());
+    if (slash > pos) todo.push_back(path.substr(pos, slash - pos));
+    pos = slash + 1;
   }
+  std::reverse(todo.begin() + static_cast<std::ptrdiff_t>(at), todo.end());
+}
+
+}  // namespace
+
+uint32_t Image::resolve(std::string_view path, int* error, Follow follow) const {
+  const auto fail = [error](int e) {
+    if (error) *error = e;
+    return uint32_t{0};
+  };
+  // A trailing slash asks for a directory, as in the kernel: a symlink there is followed, a file is ENOTDIR.
+  const bool must_be_dir = !path.empty() && path.back() == '/';
+  if (must_be_dir) follow = Follow::kYes;
+  std::vector<std::string_view> todo;  // views into `path` and into symlink targets in the image
+  push_components(todo, path);
+  uint32_t dir = format::kRootIno, ino = format::kRootIno;
+  for (int links = 0; !todo.empty();) {
+    const std::string_view part = todo.back();
+    todo.pop_back();
+    if (part == ".") {
+      ino = dir;
+      continue;
+    }
+    ino = part == ".." ? inode(dir).parent : lookup(dir, part);
+    if (ino == 0) return fail(ENOENT);
+    const bool last = todo.empty();
+    if (type(ino) == format::kTypeLnk && (!last || follow == Follow::kYes)) {
+      if (++links > kMaxSymlinks) return fail(ELOOP);
+      const std::string_view target = symlink_target(ino);
+      if (target.empty()) return fail(ENOENT);
+      if (target.front() == '/') dir = format::kRootIno;
+      push_components(todo, target);
+      ino = dir;  // a target of "/" or "." names the directory itself
+      continue;
+    }
+    if (!last && type(ino) != format::kTypeDir) return fail(ENOTDIR);
+    dir = ino;
+  }
+  if (must_be_dir && type(ino) != format::kTypeDir) return fail(ENOTDIR);
   return ino;
 }
 
