@@ -5,6 +5,7 @@
 // Seeds with stored metadata blocks (make_image_seeds.sh) let mutations reach the records directly. Any
 // ImageError is a correct refusal; a crash, a sanitizer report, or an inconsistency the walk detects (abort)
 // is a bug.
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -54,9 +55,18 @@ void walk(const Image& img) {
         case format::kTypeDir:
           dirs.push_back(d.ino);
           break;
-        case format::kTypeLnk:
-          check(img.symlink_target(d.ino).size() == in.size);
+        case format::kTypeLnk: {
+          const std::string_view target = img.symlink_target(d.ino);
+          check(target.size() == in.size);
+          // Paths through the image's links (crafted ones loop, climb past the root, name files as
+          // directories): an inode, or 0 with a path error, never a hang.
+          for (const Follow follow : {Follow::kNo, Follow::kYes}) {
+            int error = 0;
+            const uint32_t ino = img.resolve(target, &error, follow);
+            check(ino ? ino <= img.inode_count() : (error == ENOENT || error == ENOTDIR || error == ELOOP));
+          }
           break;
+        }
         case format::kTypeReg:
           walk_file(img, d.ino, dec);
           break;
