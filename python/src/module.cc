@@ -36,10 +36,9 @@ std::atomic<unsigned> g_fork_generation{0};
   // Two statements, not ?:: pybind11 3 gives the two make_tuple calls different types.
   py::tuple args = py::make_tuple(code, message);
   if (filename) args = py::make_tuple(code, message, filename);
-  // Made here, so that the error set is already of its subclass: set as OSError with arguments, Python
-  // made it a FileNotFoundError only when normalizing, which it does at once while another exception is
-  // being handled, and pybind11 then raised RuntimeError ("MISMATCH of original and normalized active
-  // exception types") instead, in every `except` block that called the image again.
+  // The instance is made here, so that the error is set as its subclass: pybind11 answers an error whose
+  // type changes when Python normalizes it (OSError to FileNotFoundError, done at once while another
+  // exception is being handled) with RuntimeError, "MISMATCH of original and normalized ... types".
   py::object error = py::reinterpret_steal<py::object>(PyObject_Call(PyExc_OSError, args.ptr(), nullptr));
   if (!error) throw py::error_already_set();
   PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(error.ptr())), error.ptr());

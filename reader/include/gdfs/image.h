@@ -21,7 +21,6 @@
 
 namespace gdfs {
 
-// Where logical page `index` of a regular file comes from.
 // Whether a path's last component is followed when it is a symlink: kNo as lstat(2) and readlink(2),
 // kYes as stat(2) and open(2). Symlinks before the last component are always followed.
 enum class Follow { kNo, kYes };
@@ -29,6 +28,7 @@ enum class Follow { kNo, kYes };
 // Symlinks one path resolution follows at most before it gives up (ELOOP), as Linux.
 inline constexpr int kMaxSymlinks = 40;
 
+// Where logical page `index` of a regular file comes from.
 struct PageRef {
   enum Kind : uint8_t { kHole, kPage, kTail } kind = kHole;
   uint64_t entry = 0;   // PageEntry index (kPage, kTail)
@@ -78,9 +78,8 @@ class Image {
   // "/a/b/c" (or "a/b/c"; "/" is the root) to an inode, as the kernel resolves a path: "." and ".."
   // are components (".." of the root is the root), a symlink on the way is followed (an absolute target
   // from the image's root, never the host's), and the last component too with Follow::kYes or a
-  // trailing "/" (which then must name a directory). 0 = not
-  // found, and with `error` why: ENOENT, ENOTDIR (a component on the way is not a directory), ELOOP
-  // (more than kMaxSymlinks symlinks).
+  // trailing "/" (which then must name a directory). 0 = not found, and with `error` why: ENOENT,
+  // ENOTDIR (a component on the way is not a directory), ELOOP (more than kMaxSymlinks symlinks).
   uint32_t resolve(std::string_view path, int* error = nullptr, Follow follow = Follow::kNo) const;
   // The reverse: inode `ino`'s path ("/a/b"), found by a scan of the directories (for messages, not a
   // hot path); "" when no directory names it.
