@@ -107,8 +107,8 @@ int extract(const Options& o, std::ostream& out, std::ostream& err) {
                              printable_name(r.current()));
   }
   if (r.failures() != 0) {
-    err << "gdfs-inspect: error: " << r.failures() << " problems extracting " << img->name() << " to "
-        << printable_name(o.dir) << "\n";
+    err << "gdfs-inspect: error: " << r.failures() << (r.failures() == 1 ? " problem" : " problems")
+        << " extracting " << printable_name(img->name()) << " to " << printable_name(o.dir) << "\n";
     return 1;
   }
   out << "extracted " << r.entries() << " entries (" << r.file_bytes() << " file bytes) to "

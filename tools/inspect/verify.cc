@@ -88,7 +88,7 @@ FileCheck check_files(const Image& img, const StoredPages& sp, const std::vector
 void report_page(std::ostream& out, const Image& img, const PathIndex& paths,
                  const std::vector<uint64_t>& entries, PageStatus st, const std::set<uint32_t>& users) {
   const format::PageEntry& e = img.pages()[entries.front()];
-  out << img.name() << ": page entr" << (entries.size() == 1 ? "y " : "ies ");
+  out << printable_name(img.name()) << ": page entr" << (entries.size() == 1 ? "y " : "ies ");
   for (size_t i = 0; i < entries.size(); ++i) out << (i ? "," : "") << entries[i];
   out << " (offset " << e.offset << ", " << e.csize << " bytes, " << codec_name(e.codec)
       << "): " << page_status_message(st) << "; used by ";
@@ -137,8 +137,8 @@ int verify(const Options& o, std::ostream& out, std::ostream& err) {
     affected.insert(users.begin(), users.end());
     report_page(out, *img, paths, entries_of[g], status[g], users);
   }
-  for (const std::string& e : fc.errors) out << e << "\n";
-  err << "gdfs-inspect: error: " << img->name() << ": " << broken << " of " << sp.first.size()
+  for (const std::string& e : fc.errors) out << printable_name(e) << "\n";
+  err << "gdfs-inspect: error: " << printable_name(img->name()) << ": " << broken << " of " << sp.first.size()
       << " stored pages are broken (" << affected.size() << " files affected); " << fc.errors.size()
       << " files do not resolve\n";
   return 1;
