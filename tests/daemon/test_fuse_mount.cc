@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
@@ -26,6 +27,7 @@
 
 #include "cli_util.h"
 #include "gdfs/image.h"
+#include "gdfs/mount_counters.h"
 #include "key_util.h"
 #include "mount_util.h"
 #include "tree_util.h"
@@ -133,9 +135,18 @@ class Fuse : public ::testing::Test {
       ASSERT_EQ(got, expected(name, off, len)) << name << " at " << off << " +" << len;
     }
   }
+  // The counters through the root's ioctl (gdfs/mount_counters.h), which every mount answers.
   static nlohmann::json stats(const std::string& mnt) {
+    std::vector<char> buf(kStatsIoctlBytes);
+    const int fd = open(mnt.c_str(), O_RDONLY | O_DIRECTORY);
+    const int n = fd < 0 ? -1 : ioctl(fd, kStatsIoctl, buf.data());
+    if (fd >= 0) close(fd);
+    if (n <= 0) return {};
+    return nlohmann::json::parse(std::string(buf.data(), size_t(n)));
+  }
+  static nlohmann::json stats_xattr(const std::string& mnt) {
     char buf[4096];
-    const ssize_t n = getxattr(mnt.c_str(), "user.gdfs.stats", buf, sizeof buf);
+    const ssize_t n = getxattr(mnt.c_str(), kStatsXattr, buf, sizeof buf);
     if (n <= 0) return {};
     return nlohmann::json::parse(std::string(buf, size_t(n)));
   }
@@ -268,8 +279,8 @@ TEST_F(Fuse, WithoutUringResultsAreIdentical) {
   EXPECT_EQ(without->unmount(), 0) << without->log();
 }
 
-TEST_F(Fuse, StatisticsXattrIsReadableAndNotListed) {
-  auto m = mount(*dir_ / "data.img");
+TEST_F(Fuse, CountersAreReadableAndNotListed) {
+  auto m = mount(*dir_ / "data.img", "xattr=1");
   ASSERT_TRUE(m->ok()) << m->error();
   const Bytes whole = pread_bytes(m->dir() + "/text", 0, 6 << 20);
   ASSERT_EQ(whole, files_->at("/text"));
@@ -281,6 +292,10 @@ TEST_F(Fuse, StatisticsXattrIsReadableAndNotListed) {
     EXPECT_TRUE(s.contains(key)) << key;
   EXPECT_GE(s.value("bytes_served", 0u), whole.size());
   EXPECT_GT(s.value("pages_decoded_cpu", 0), 0);
+  // The same counters as the xattr, on a mount that answers xattrs.
+  const nlohmann::json x = stats_xattr(m->dir());
+  ASSERT_TRUE(x.is_object());
+  EXPECT_GE(x.value("bytes_served", 0u), whole.size());
   char names[1024];
   const ssize_t n = listxattr(m->dir().c_str(), names, sizeof names);
   EXPECT_EQ(std::string(names, size_t(std::max<ssize_t>(n, 0))).find("gdfs.stats"), std::string::npos);
@@ -289,6 +304,63 @@ TEST_F(Fuse, StatisticsXattrIsReadableAndNotListed) {
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("cache hits"), std::string::npos) << r.out;
   EXPECT_EQ(m->unmount(), 0) << m->log();
+}
+
+// Without xattrs to serve (an image that has none, or xattr=0), getxattr is answered ENOSYS once and the
+// kernel asks no more: ls -l's two xattrs of every file cost no round trip. The counters stay readable
+// through the ioctl; an image with xattrs serves them under the default.
+TEST_F(Fuse, XattrsOffLeaveTheKernelToAnswerAndCountersStayReadable) {
+  const fs::path src = *dir_ / "xattr-src";
+  fs::create_directories(src);
+  write_file(src / "f", "contents");
+  const bool can_set = setxattr((src / "f").c_str(), "user.k", "v", 1, 0) == 0;
+  ASSERT_EQ(run_mkfs({"-q", src, *dir_ / "xattr.img"}).code, 0);
+  auto xattr_errno = [](const std::string& path, const char* name) {
+    char buf[64];
+    return getxattr(path.c_str(), name, buf, sizeof buf) < 0 ? errno : 0;
+  };
+  {
+    auto m = mount(*dir_ / "data.img");  // no xattrs in it: off under the default
+    ASSERT_TRUE(m->ok()) << m->error();
+    const uint64_t before = stats(m->dir()).value("reads", uint64_t{0});
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_EQ(xattr_errno(m->dir() + "/text", "security.selinux"), EOPNOTSUPP);
+      EXPECT_EQ(xattr_errno(m->dir() + "/text", "system.posix_acl_access"), ENODATA);  // no ACL
+    }
+    EXPECT_EQ(xattr_errno(m->dir(), kStatsXattr), EOPNOTSUPP);
+    EXPECT_EQ(listxattr((m->dir() + "/text").c_str(), nullptr, 0), 0);
+    const nlohmann::json s = stats(m->dir());
+    ASSERT_TRUE(s.is_object());
+    EXPECT_EQ(s.value("reads", uint64_t{0}), before);
+    CliResult r = run_inspect({"counters", m->dir()});
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("cache hits"), std::string::npos) << r.out;
+    // Any other ioctl, and the counters' anywhere but the root, are refused.
+    const int fd = open((m->dir() + "/text").c_str(), O_RDONLY);
+    std::vector<char> buf(kStatsIoctlBytes);
+    EXPECT_EQ(ioctl(fd, kStatsIoctl, buf.data()), -1);
+    close(fd);
+    EXPECT_EQ(m->unmount(), 0) << m->log();
+  }
+  if (!can_set) GTEST_SKIP() << "user xattrs cannot be set under " << src;
+  for (const std::string opts : {"", "xattr=0"}) {
+    auto m = mount(*dir_ / "xattr.img", opts);
+    ASSERT_TRUE(m->ok()) << m->error();
+    char v[8] = {};
+    const ssize_t n = getxattr((m->dir() + "/f").c_str(), "user.k", v, sizeof v);
+    const int error = errno;
+    const ssize_t listed = listxattr((m->dir() + "/f").c_str(), nullptr, 0);
+    if (opts.empty()) {
+      EXPECT_EQ(std::string(v, size_t(std::max<ssize_t>(n, 0))), "v");
+      EXPECT_EQ(listed, ssize_t(sizeof "user.k"));
+    } else {
+      EXPECT_EQ(n, -1);
+      EXPECT_EQ(error, EOPNOTSUPP);
+      EXPECT_EQ(listed, 0) << "names listed that getxattr refuses";
+    }
+    EXPECT_TRUE(stats(m->dir()).is_object()) << opts;
+    EXPECT_EQ(m->unmount(), 0) << m->log();
+  }
 }
 
 TEST_F(Fuse, DecoderChoiceFollowsTheGpu) {

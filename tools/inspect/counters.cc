@@ -1,6 +1,10 @@
-// gdfs-inspect counters MOUNTPOINT: the live counters of a mounted gdfs, read from the root directory's
-// user.gdfs.stats xattr (the daemon answers it; it is not listed by listxattr).
+// gdfs-inspect counters MOUNTPOINT: the live counters of a mounted gdfs, from the root directory
+// (gdfs/mount_counters.h): its ioctl, which works whether or not the mount answers xattrs, else its
+// xattr (daemons before the ioctl).
+#include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/xattr.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -11,28 +15,45 @@
 #include <vector>
 
 #include "commands.h"
+#include "gdfs/mount_counters.h"
 
 namespace gdfs::inspect {
 namespace {
 
+// The JSON through the ioctl; "" when the directory does not answer it (ENOTTY, or not a gdfs root).
+std::string read_stats_ioctl(const std::string& mnt) {
+  const int fd = ::open(mnt.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error(mnt + ": " + std::strerror(errno));
+  std::vector<char> buf(kStatsIoctlBytes);
+  const int n = ::ioctl(fd, kStatsIoctl, buf.data());
+  ::close(fd);
+  return n > 0 && static_cast<size_t>(n) <= buf.size() ? std::string(buf.data(), static_cast<size_t>(n))
+                                                       : std::string();
+}
+
 std::string read_stats_xattr(const std::string& mnt) {
   std::vector<char> buf(4096);
   for (int attempt = 0; attempt < 4; ++attempt) {
-    const ssize_t n = getxattr(mnt.c_str(), "user.gdfs.stats", buf.data(), buf.size());
+    const ssize_t n = getxattr(mnt.c_str(), kStatsXattr, buf.data(), buf.size());
     if (n >= 0) return std::string(buf.data(), static_cast<size_t>(n));
     if (errno != ERANGE) break;
     buf.resize(buf.size() * 4);  // grew between the calls: try a larger buffer
   }
   const int e = errno;
   if (e == ENODATA || e == ENOTSUP)
-    throw std::runtime_error(mnt + ": not the root of a mounted gdfs (no user.gdfs.stats)");
+    throw std::runtime_error(mnt + ": not the root of a mounted gdfs (no counters)");
   throw std::runtime_error(mnt + ": " + std::strerror(e));
+}
+
+std::string read_stats(const std::string& mnt) {
+  std::string json = read_stats_ioctl(mnt);
+  return json.empty() ? read_stats_xattr(mnt) : json;
 }
 
 }  // namespace
 
 int counters(const Options& o, std::ostream& out) {
-  const std::string raw = read_stats_xattr(o.dir);
+  const std::string raw = read_stats(o.dir);
   if (o.json) {
     out << raw << "\n";
     return 0;

@@ -13,13 +13,10 @@
 #include "daemon/options.h"
 #include "daemon/walk_push.h"
 #include "gdfs/image.h"
+#include "gdfs/mount_counters.h"
 #include "gdfs/reader.h"
 
 namespace gdfs::daemon {
-
-// The xattr on the root directory that returns the counters as JSON. Not listed by listxattr, so
-// archivers and tree comparisons see exactly the image's own xattrs.
-inline constexpr const char* kStatsXattr = "user.gdfs.stats";
 
 class Daemon {
  public:
@@ -37,7 +34,13 @@ class Daemon {
   // sends neither again (and caches file pages and listings as if keep_cache were set).
   bool zero_message_open = false;
   bool zero_message_opendir = false;
-  std::string stats_json() const;             // the reader's counters and the daemon's store_ahead_* ones
+  std::string stats_json() const;  // the reader's counters and the daemon's store_ahead_* ones
+  // Whether getxattr is answered (options().xattr; auto: when the image has any). Otherwise the daemon
+  // answers ENOSYS once and the kernel asks no more: `ls -l` asks two xattrs of every file, a round trip
+  // each (bench/results/2026-11-27-fuse-ls-l-xattr-zen5-vm.txt).
+  bool xattrs() const {
+    return opt_.xattr == XattrMode::kOn || (opt_.xattr == XattrMode::kAuto && image().has_xattrs());
+  }
   double timeout() const { return 86400.0; }  // the image never changes: let the kernel cache
 
   // Pushes into the kernel's page cache (fuse_lowlevel_notify_store) after replying, through `se`:

@@ -92,6 +92,7 @@ void op_init(void* userdata, fuse_conn_info* conn) {
   if (conn->capable & FUSE_CAP_ASYNC_READ) conn->want |= FUSE_CAP_ASYNC_READ;
   if (conn->capable & FUSE_CAP_READDIRPLUS) conn->want |= FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO;
   if (conn->capable & FUSE_CAP_CACHE_SYMLINKS) conn->want |= FUSE_CAP_CACHE_SYMLINKS;
+  if (conn->capable & FUSE_CAP_IOCTL_DIR) conn->want |= FUSE_CAP_IOCTL_DIR;  // the counters' ioctl
   conn->want &= ~FUSE_CAP_SPLICE_READ;  // nothing is written to a read-only filesystem
 }
 
@@ -254,6 +255,8 @@ void reply_xattr_bytes(fuse_req_t req, size_t size, std::string_view bytes) {
 void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
   guarded(req, "getxattr", [&] {
     Daemon& d = daemon_of(req);
+    // ENOSYS once: the kernel then answers every getxattr itself (EOPNOTSUPP; no POSIX ACL: ENODATA).
+    if (!d.xattrs()) return (void)fuse_reply_err(req, ENOSYS);
     if (!valid_ino(d.image(), ino)) return (void)fuse_reply_err(req, ENOENT);
     if (ino == FUSE_ROOT_ID && std::strcmp(name, kStatsXattr) == 0)
       return reply_xattr_bytes(req, size, d.stats_json());
@@ -264,15 +267,31 @@ void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) 
   });
 }
 
+// The counters (gdfs/mount_counters.h), for a mount whose xattrs are off too. Any other ioctl: ENOTTY.
+void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void*, fuse_file_info*, unsigned flags,
+              const void*, size_t, size_t out_size) {
+  guarded(req, "ioctl", [&] {
+    Daemon& d = daemon_of(req);
+    if (ino != FUSE_ROOT_ID || cmd != kStatsIoctl || (flags & FUSE_IOCTL_COMPAT))
+      return (void)fuse_reply_err(req, ENOTTY);
+    const std::string json = d.stats_json();
+    if (json.size() > out_size) return (void)fuse_reply_err(req, ERANGE);
+    fuse_reply_ioctl(req, static_cast<int>(json.size()), json.data(), json.size());
+  });
+}
+
 void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
   guarded(req, "listxattr", [&] {
     Daemon& d = daemon_of(req);
     if (!valid_ino(d.image(), ino)) return (void)fuse_reply_err(req, ENOENT);
+    // With xattrs off, none are listed either: a copy (cp -a, tar --xattrs) must not list names that
+    // getxattr then refuses.
     std::string names;
-    for (const format::XattrPair& p : d.image().xattrs(static_cast<uint32_t>(ino))) {
-      names.append(d.image().xattr_key(p));
-      names.push_back('\0');
-    }
+    if (d.xattrs())
+      for (const format::XattrPair& p : d.image().xattrs(static_cast<uint32_t>(ino))) {
+        names.append(d.image().xattr_key(p));
+        names.push_back('\0');
+      }
     reply_xattr_bytes(req, size, names);
   });
 }
@@ -316,6 +335,7 @@ fuse_lowlevel_ops make_ops() {
   ops.statfs = op_statfs;
   ops.getxattr = op_getxattr;
   ops.listxattr = op_listxattr;
+  ops.ioctl = op_ioctl;
   ops.access = op_access;
   ops.lseek = op_lseek;
   // No flush, fsync or fsyncdir: libfuse answers ENOSYS once and the kernel stops sending them, which

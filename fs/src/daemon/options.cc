@@ -26,6 +26,7 @@ struct RawOptions {
   char* queue_depth;
   char* store_ahead;
   char* walk_ahead;
+  char* xattr;
   char* cache_dir;
   char* disk_cache_size;
   char* remote_timeout;
@@ -53,6 +54,7 @@ const fuse_opt kSpec[] = {
     GDFS_OPT("queue_depth=%s", queue_depth),
     GDFS_OPT("store_ahead=%s", store_ahead),
     GDFS_OPT("walk_ahead=%s", walk_ahead),
+    GDFS_OPT("xattr=%s", xattr),
     GDFS_OPT("cache_dir=%s", cache_dir),
     GDFS_OPT("disk_cache_size=%s", disk_cache_size),
     GDFS_OPT("remote_timeout=%s", remote_timeout),
@@ -115,6 +117,11 @@ bool convert(const RawOptions& raw, DaemonOptions& out) {
   if (raw.store_ahead && !parse_bool(raw.store_ahead, out.store_ahead))
     return bad("store_ahead", raw.store_ahead);
   if (raw.walk_ahead && !parse_bool(raw.walk_ahead, out.walk_ahead)) return bad("walk_ahead", raw.walk_ahead);
+  if (raw.xattr) {
+    const std::string x = raw.xattr;
+    if (x != "auto" && x != "0" && x != "1") return bad("xattr", raw.xattr);
+    out.xattr = x == "auto" ? XattrMode::kAuto : x == "1" ? XattrMode::kOn : XattrMode::kOff;
+  }
   if (raw.decoder) {
     const std::optional<DecoderChoice> d = parse_decoder_choice(raw.decoder);
     if (!d) return bad("decoder", raw.decoder);
@@ -162,7 +169,7 @@ bool parse_options(fuse_args& args, DaemonOptions& out) {
   bool ok = fuse_opt_parse(&args, &raw, kSpec, take_image) == 0 && convert(raw, out);
   for (char* p :
        {raw.cache_size, raw.threads, raw.decoder, raw.gpu_min_bytes, raw.readahead, raw.uring,
-        raw.queue_depth, raw.store_ahead, raw.walk_ahead, raw.cache_dir, raw.disk_cache_size,
+        raw.queue_depth, raw.store_ahead, raw.walk_ahead, raw.xattr, raw.cache_dir, raw.disk_cache_size,
         raw.remote_timeout, raw.ca_file, raw.s3_addressing, raw.trusted_key, raw.image, raw.mountpoint})
     std::free(p);
   return ok;
@@ -206,7 +213,10 @@ void print_usage(const char* prog) {
       "                           off with -s)\n"
       "    -o walk_ahead=0|1      while files are read one after another in directory order (tar, cp -r),\n"
       "                           push the next small files whole into the kernel's page cache (default\n"
-      "                           1; off with -s)\n\n"
+      "                           1; off with -s)\n"
+      "    -o xattr=auto|0|1      answer xattr requests (auto, the default: when the image has xattrs).\n"
+      "                           Off, the kernel stops asking (ls -l asks two of every file) and the\n"
+      "                           counters are read with gdfs-inspect counters\n\n"
       "remote images (IMAGE is http://..., https://... or s3://BUCKET/KEY; docs/REMOTE.md):\n"
       "    -o cache_dir=DIR       keep fetched image bytes on disk in DIR (shared by mounts; default: none)\n"
       "    -o disk_cache_size=SIZE  bound on DIR, least recently used blocks go first (default 1G)\n"

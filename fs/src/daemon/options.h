@@ -1,6 +1,7 @@
 // gdfs's own mount options (-o cache_size=, threads=, decoder=, gpu_min_bytes=, readahead=, uring=,
-// queue_depth=, store_ahead=; for remote images cache_dir=, disk_cache_size=, remote_timeout=, ca_file=,
-// s3_addressing=) and the image argument. Standard FUSE options (-f, -d, -s, allow_other, ...) are libfuse's.
+// queue_depth=, store_ahead=, walk_ahead=, xattr=; for remote images cache_dir=, disk_cache_size=,
+// remote_timeout=, ca_file=, s3_addressing=) and the image argument. Standard FUSE options (-f, -d, -s,
+// allow_other, ...) are libfuse's.
 #pragma once
 #include <fuse_opt.h>
 
@@ -10,6 +11,8 @@
 #include "gdfs/reader.h"
 
 namespace gdfs::daemon {
+
+enum class XattrMode { kAuto, kOff, kOn };
 
 struct DaemonOptions {
   std::string image;        // the first non-option argument
@@ -23,6 +26,7 @@ struct DaemonOptions {
   unsigned queue_depth = 128;           // io_uring entries per ring
   bool store_ahead = true;              // push the rest of each read's decoded pages into the page cache
   bool walk_ahead = true;               // push the next small files of a walk into the page cache
+  XattrMode xattr = XattrMode::kAuto;   // answer getxattr (auto: when the image has xattrs)
   SourceOptions source;                 // remote images: cache_dir=, disk_cache_size=, remote_timeout=,
                                         // ca_file=, s3_addressing= (the warn callback is set by main)
 };

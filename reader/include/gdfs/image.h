@@ -87,6 +87,8 @@ class Image {
 
   std::string_view symlink_target(uint32_t ino) const;
   std::span<const format::XattrPair> xattrs(uint32_t ino) const;
+  // Whether any inode has an xattr (a mount of an image without any need not be asked for them).
+  bool has_xattrs() const { return !xattr_pairs_.empty(); }
   std::string_view xattr_key(const format::XattrPair& p) const { return blob_string(p.key); }
   std::string_view xattr_value(const format::XattrPair& p) const;
 
