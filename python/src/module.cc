@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "buffers.h"
+#include "gdfs/printable.h"
 #include "gdfs/reader.h"
 
 namespace py = pybind11;
@@ -256,6 +257,28 @@ class Image {
     for (const DirEntry& e : list(path))
       out.append(py::make_tuple(fs_name(e.name, is_bytes_path(path)), e.mode));
     return out;
+  }
+
+  // As os.listxattr and os.getxattr: names as str (decoded as os decodes file names), values as bytes,
+  // ENODATA for a name the file does not have.
+  py::list listxattr(py::handle path, bool follow_symlinks) const {
+    auto r = get();
+    const std::string p = fs_path(path);
+    py::list out;
+    for (const auto& [name, value] :
+         translate(path, [&] { return r->xattrs(r->lookup(p, follow_of(follow_symlinks))); }))
+      out.append(fs_name(name, false));
+    return out;
+  }
+
+  py::bytes getxattr(py::handle path, py::handle attribute, bool follow_symlinks) const {
+    auto r = get();
+    const std::string p = fs_path(path);
+    const std::string want = fs_path(attribute);
+    for (const auto& [name, value] :
+         translate(path, [&] { return r->xattrs(r->lookup(p, follow_of(follow_symlinks))); }))
+      if (name == want) return py::bytes(value);
+    raise_os_error(ENODATA, r->name() + ": " + p + ": no xattr " + printable_name(want), path);
   }
 
   py::object readlink(py::handle path) const {
@@ -727,6 +750,12 @@ it. Errors are OSError with the errno a file system would give.)")
            "The names in directory `path`, in byte order (bytes for a bytes path, as os.listdir).")
       .def("_scandir", &Image::scandir, py::arg("path"), "[(name, st_mode)] of directory `path` (for walk).")
       .def("readlink", &Image::readlink, py::arg("path"), "The target of symlink `path` (EINVAL if not one).")
+      .def("listxattr", &Image::listxattr, py::arg("path"), py::kw_only(), py::arg("follow_symlinks") = true,
+           "The names of the extended attributes of `path`, as os.listxattr.")
+      .def("getxattr", &Image::getxattr, py::arg("path"), py::arg("attribute"), py::kw_only(),
+           py::arg("follow_symlinks") = true,
+           "The value (bytes) of extended attribute `attribute` of `path`, as os.getxattr; ENODATA when\n"
+           "it has none of that name.")
       .def("read_batch", &Image::read_batch, py::arg("requests"), py::kw_only(),
            py::arg("return_exceptions") = false,
            "[(path, offset, size), ...] -> [bytes, ...] in one fetch and one decode batch (size -1: to the\n"

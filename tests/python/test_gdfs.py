@@ -65,6 +65,19 @@ def test_metadata_matches_the_source(edge, img):
         if stat.S_ISDIR(st.st_mode):
             want = sorted(os.listdir(os.path.join(src, rel[1:])), key=os.fsencode)
             assert img.listdir(rel) == want, rel
+        if not stat.S_ISLNK(st.st_mode):  # xattrs, as os gives them
+            host = os.path.join(src, rel[1:])
+            names = img.listxattr(rel, follow_symlinks=False)
+            assert sorted(names) == sorted(os.listxattr(host, follow_symlinks=False)), rel
+            for name in names:
+                assert img.getxattr(rel, name, follow_symlinks=False) == os.getxattr(host, name), (rel, name)
+    xattrs = {rel: img.listxattr(rel) for rel in entries if not stat.S_ISLNK(entries[rel].st_mode)}
+    with_xattrs = [rel for rel, names in xattrs.items() if names]
+    if with_xattrs:  # where the test filesystem took user xattrs
+        assert img.getxattr(with_xattrs[0], xattrs[with_xattrs[0]][0].encode()) is not None  # a bytes name
+    with pytest.raises(OSError) as e:
+        img.getxattr("/page", "user.not-there")
+    assert e.value.errno == errno.ENODATA and e.value.filename == "/page"
     assert img.listdir("/") == sorted(os.listdir(src), key=os.fsencode)
     assert img.listdir() == img.listdir("/")
     # Names that are not UTF-8 round-trip as os gives them (surrogateescape), or as bytes.
