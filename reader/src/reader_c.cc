@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "gdfs/printable.h"
 #include "gdfs/reader.h"
 #include "testing.h"
 
@@ -216,6 +217,25 @@ int gdfs_list(gdfs_reader* reader, uint32_t dir, gdfs_list_fn fn, void* context)
 int gdfs_readlink(gdfs_reader* reader, uint32_t ino, char* buf, size_t size, size_t* len) {
   if (!reader) return null_argument("gdfs_readlink", "reader");
   return guard([&] { return copy_out(reader->reader->readlink(ino), buf, size, len, "gdfs_readlink"); });
+}
+
+int gdfs_listxattr(gdfs_reader* reader, uint32_t ino, char* buf, size_t size, size_t* len) {
+  if (!reader) return null_argument("gdfs_listxattr", "reader");
+  return guard([&] {
+    std::string names;
+    for (const auto& [name, value] : reader->reader->xattrs(ino)) names.append(name).push_back('\0');
+    return copy_out(names, buf, size, len, "gdfs_listxattr");
+  });
+}
+
+int gdfs_getxattr(gdfs_reader* reader, uint32_t ino, const char* name, char* buf, size_t size, size_t* len) {
+  if (!reader || !name) return null_argument("gdfs_getxattr", reader ? "name" : "reader");
+  return guard([&] {
+    for (const auto& [key, value] : reader->reader->xattrs(ino))
+      if (key == name) return copy_out(value, buf, size, len, "gdfs_getxattr");
+    return fail(ENODATA, reader->reader->name() + ": inode " + std::to_string(ino) + ": no xattr " +
+                             gdfs::printable_name(name));
+  });
 }
 
 int gdfs_read(gdfs_reader* reader, uint32_t ino, uint64_t offset, size_t length, void* dst, size_t* got) {

@@ -240,6 +240,33 @@ TEST_F(ReaderC, LookupFollowFollowsASymlinkAtTheEnd) {
   EXPECT_EQ(gdfs_lookup_follow(h.r, nullptr, &target), EINVAL);
 }
 
+TEST_F(ReaderC, XattrsAsTheSourceHasThem) {
+  if (!caps_->xattrs) GTEST_SKIP() << "the test filesystem refuses user xattrs";
+  Handle h(open());
+  const uint32_t page = lookup(h.r, "/page");
+  size_t len = 0;
+  EXPECT_EQ(gdfs_listxattr(h.r, page, nullptr, 0, &len), ERANGE);  // the size it needs
+  std::string names(len + 1, 'x');
+  ASSERT_EQ(gdfs_listxattr(h.r, page, names.data(), names.size(), &len), 0) << last_error();
+  names.resize(len);
+  std::vector<std::string> got;
+  for (size_t at = 0; at < names.size(); at = names.find('\0', at) + 1) got.push_back(names.c_str() + at);
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<std::string>{"user.empty", "user.mime"}));
+  char value[64];
+  ASSERT_EQ(gdfs_getxattr(h.r, page, "user.mime", value, sizeof value, &len), 0) << last_error();
+  EXPECT_EQ(std::string(value, len), "text/plain");
+  ASSERT_EQ(gdfs_getxattr(h.r, page, "user.empty", value, sizeof value, &len), 0) << last_error();
+  EXPECT_EQ(len, 0u);
+  ASSERT_EQ(gdfs_getxattr(h.r, lookup(h.r, "/big"), "user.binary", value, sizeof value, &len), 0);
+  EXPECT_EQ(std::string(value, len), std::string("\0\x01\xff\n", 4));  // NULs in a value: len says
+  EXPECT_EQ(gdfs_getxattr(h.r, page, "user.nope", value, sizeof value, &len), ENODATA);
+  EXPECT_TRUE(contains(last_error(), "user.nope")) << last_error();
+  EXPECT_EQ(gdfs_getxattr(h.r, page, "user.mime", value, 3, &len), ERANGE);
+  EXPECT_EQ(gdfs_getxattr(h.r, page, nullptr, value, sizeof value, &len), EINVAL);
+  EXPECT_EQ(gdfs_listxattr(h.r, 1u << 30, value, sizeof value, &len), ENOENT);
+}
+
 TEST_F(ReaderC, MetadataErrorsNameWhatFailed) {
   Handle h(open());
   uint32_t ino = 99;

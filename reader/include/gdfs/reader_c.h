@@ -110,6 +110,14 @@ int gdfs_list(gdfs_reader* reader, uint32_t dir, gdfs_list_fn fn, void* context)
  * `ino` is not a symlink. */
 int gdfs_readlink(gdfs_reader* reader, uint32_t ino, char* buf, size_t size, size_t* len);
 
+/* The names of the xattrs of `ino` into buf, each followed by a NUL as listxattr(2) gives them, then one
+ * NUL more; *len (when not NULL) is set to the names' bytes (without that last NUL) either way. ERANGE
+ * when buf holds fewer than *len + 1 bytes (nothing written then). */
+int gdfs_listxattr(gdfs_reader* reader, uint32_t ino, char* buf, size_t size, size_t* len);
+/* The value of xattr `name` of `ino` into buf, then a NUL (a value may hold NULs: *len, when not NULL,
+ * is set to its length either way). ERANGE as gdfs_listxattr; ENODATA when `ino` has no such xattr. */
+int gdfs_getxattr(gdfs_reader* reader, uint32_t ino, const char* name, char* buf, size_t size, size_t* len);
+
 /* lseek's SEEK_DATA (`data` nonzero) or SEEK_HOLE on regular file `ino`: *result is the first offset at
  * or after `offset` in data (or in a hole; the end of the file counts as one). ENXIO when `offset` is at
  * or past the end or no data follows; EINVAL for anything but a regular file. */
