@@ -63,6 +63,22 @@ TEST(Options, StoreAheadWalkAheadAndUring) {
   }
 }
 
+TEST(Options, Xattr) {
+  DaemonOptions o;
+  ASSERT_TRUE(parse({"image.gdfs", "/mnt"}, o));
+  EXPECT_EQ(o.xattr, XattrMode::kAuto) << "auto by default";
+  for (const auto& [text, mode] : std::vector<std::pair<const char*, XattrMode>>{
+           {"xattr=0", XattrMode::kOff}, {"xattr=1", XattrMode::kOn}, {"xattr=auto", XattrMode::kAuto}}) {
+    DaemonOptions p;
+    ASSERT_TRUE(parse({"-o", text, "image.gdfs", "/mnt"}, p)) << text;
+    EXPECT_EQ(p.xattr, mode) << text;
+  }
+  for (const char* bad : {"xattr=", "xattr=2", "xattr=on"}) {
+    DaemonOptions p;
+    EXPECT_FALSE(parse({"-o", bad, "image.gdfs", "/mnt"}, p)) << bad;
+  }
+}
+
 TEST(Options, KernelReadaheadIsOneRequestAtMost) {
   EXPECT_EQ(kernel_readahead(4u << 20), 1u << 20);
   EXPECT_EQ(kernel_readahead(256u << 10), 256u << 10);
