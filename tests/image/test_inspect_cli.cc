@@ -276,6 +276,11 @@ TEST_F(InspectOdd, CatFollowsSymlinksInsideTheImage) {
     EXPECT_EQ(r.out, "the contents\n") << path;
   }
   EXPECT_EQ(run_inspect({"cat", image_, "/badtarget"}).out, "latin-1 name\n");
+  // pages shows the pages cat reads.
+  const json via_link = inspect_json({"pages", image_, "/rel"}),
+             file = inspect_json({"pages", image_, "/docs/f"});
+  EXPECT_EQ(via_link["inode"], file["inode"]);
+  EXPECT_EQ(via_link["pages"], file["pages"]);
   const CliResult loop = run_inspect({"cat", image_, "/loop1"});
   EXPECT_EQ(loop.code, 1);
   EXPECT_NE(loop.err.find("too many levels of symbolic links"), std::string::npos) << loop.err;

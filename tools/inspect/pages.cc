@@ -117,7 +117,7 @@ Row resolve_row(const Image& img, uint32_t ino, uint64_t i) {
 
 int pages(const Options& o, std::ostream& out) {
   auto img = open_image(o);
-  const uint32_t ino = resolve_path(*img, o.path);
+  const uint32_t ino = resolve_path(*img, o.path, Follow::kYes);  // a file's pages, as cat reads them
   if (img->type(ino) != format::kTypeReg)
     throw std::runtime_error(img->name() + ": " + o.path + ": not a regular file");
   const uint64_t n = img->logical_pages(ino), size = img->inode(ino).size;
