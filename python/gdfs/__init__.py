@@ -108,7 +108,7 @@ def _reduce(self):
     # Pickled as what opens it again: a spawned or forkserver data loader worker gets its own reader.
     if self.closed:
         raise ValueError("cannot pickle a closed gdfs.Image")
-    return (_reopen, (self.path, self._kwargs()))
+    return (_reopen, self._reopen_args())
 
 
 Image.walk = _walk

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <initializer_list>
 #include <memory>
 #include <new>
@@ -185,6 +186,38 @@ OpenArgs open_args(py::object path, const py::dict& kw) {
   return a;
 }
 
+// A local path made absolute against the working directory of now; a URL or an absolute path as it is.
+std::string anchored(const std::string& p) {
+  if (p.empty() || p.front() == '/' || p.find("://") != std::string::npos) return p;
+  std::error_code ec;
+  const std::filesystem::path cwd = std::filesystem::current_path(ec);
+  return ec ? p : (cwd / p).string();
+}
+
+// `a` with its local paths anchored: what a child of fork() or an unpickled copy opens, as the working
+// directory may have changed since (the daemon does the same before it leaves its own).
+OpenArgs anchored(const OpenArgs& a) {
+  OpenArgs out = a;
+  out.name = anchored(a.name);
+  out.path = fs_name(out.name, is_bytes_path(a.path));
+  SourceOptions& so = out.options.source;
+  for (std::string& b : so.bases) b = anchored(b);
+  so.trusted_key = anchored(so.trusted_key);
+  so.cache_dir = anchored(so.cache_dir);
+  so.ca_file = anchored(so.ca_file);
+  py::dict kw;
+  for (auto [k, v] : a.kwargs) kw[k] = v;
+  py::list bases;
+  for (const std::string& b : so.bases) bases.append(fs_name(b, false));
+  if (!a.kwargs["bases"].is_none()) kw["bases"] = bases;
+  for (const auto& [key, value] : {std::pair<const char*, const std::string*>{"trusted_key", &so.trusted_key},
+                                   {"cache_dir", &so.cache_dir},
+                                   {"ca_file", &so.ca_file}})
+    if (!a.kwargs[key].is_none()) kw[key] = fs_name(*value, false);
+  out.kwargs = kw;
+  return out;
+}
+
 std::shared_ptr<Reader> open_reader(const OpenArgs& a, bool release_gil) {
   try {
     if (!release_gil) return Reader::open(a.name, a.options);
@@ -197,7 +230,7 @@ std::shared_ptr<Reader> open_reader(const OpenArgs& a, bool release_gil) {
 
 class Image {
  public:
-  explicit Image(OpenArgs args) : args_(std::move(args)) {
+  explicit Image(OpenArgs args) : args_(std::move(args)), reopen_(anchored(args_)) {
     reader_ = open_reader(args_, true);
     generation_ = g_fork_generation.load(std::memory_order_relaxed);
   }
@@ -210,7 +243,7 @@ class Image {
     const unsigned now = g_fork_generation.load(std::memory_order_relaxed);
     if (generation_ != now) {
       forget_if_forked();
-      reader_ = open_reader(args_, false);
+      reader_ = open_reader(reopen_, false);
       generation_ = now;
     }
     return reader_;
@@ -232,6 +265,8 @@ class Image {
   bool closed() const { return !reader_; }
   py::object path() const { return args_.path; }
   py::dict kwargs() const { return args_.kwargs; }
+  // What pickling hands the other process: the path and keywords, local paths anchored.
+  py::tuple reopen_args() const { return py::make_tuple(reopen_.path, reopen_.kwargs); }
 
   uint32_t lookup(py::handle path, bool follow_symlinks) const {
     auto r = get();
@@ -504,6 +539,7 @@ class Image {
   }
 
   OpenArgs args_;
+  OpenArgs reopen_;  // args_ with local paths anchored to the working directory at open
   mutable std::shared_ptr<Reader> reader_;
   mutable unsigned generation_ = 0;
 };
@@ -771,7 +807,9 @@ it. Errors are OSError with the errno a file system would give.)")
            "failed request's buffer then holds unspecified bytes). once=True: these bytes are read once\n"
            "(a data loader's epoch): a whole page of a file that is not cached is decoded straight into\n"
            "the buffer and not cached, one copy fewer.")
-      .def("_kwargs", &Image::kwargs, "The keyword arguments the image was opened with (for pickling).")
+      .def("_kwargs", &Image::kwargs, "The keyword arguments the image was opened with.")
+      .def("_reopen_args", &Image::reopen_args,
+           "(path, keyword arguments) that open the image again from any working directory (pickling).")
       .def("device_reads", &Image::device_reads,
            "(True, how) where read_into can fill CUDA memory here, else (False, why not).")
       .def("stats_json", &Image::stats_json, "The reader's counters as one JSON object (README, Counters).")

@@ -186,6 +186,28 @@ def test_an_image_pickles_as_what_opens_it_again(tree):
         pickle.dumps(img)
 
 
+def test_an_image_opened_by_a_relative_path_opens_again_from_another_directory(tree, tmp_path, monkeypatch):
+    # A pickled copy (a spawned data loader worker) or a forked child may run with another working
+    # directory: relative local paths are anchored where the image was opened.
+    monkeypatch.chdir(tree[1].parent)
+    with gdfs.Image(tree[1].name, cache_dir="cache") as img:
+        data = pickle.dumps(img)
+        assert img.path == tree[1].name  # as given
+        monkeypatch.chdir(tmp_path)
+        again = pickle.loads(data)
+        assert again.path == str(tree[1]) and again._kwargs()["cache_dir"] == str(tree[1].parent / "cache")
+        assert again.read("/meta.json") == img.read("/meta.json")
+        again.close()
+        pid = os.fork()
+        if pid == 0:  # the child opens the image again, from tmp_path
+            ok = False
+            try:
+                ok = img.read("/meta.json") == (tree[0] / "meta.json").read_bytes()
+            finally:
+                os._exit(0 if ok else 1)
+        assert os.waitpid(pid, 0)[1] == 0
+
+
 def test_read_batch_returns_each_requests_result_when_asked(tools, tree, tmp_path):
     src = tree[0]
     bad = tmp_path / "bad.gdfs"
