@@ -186,7 +186,7 @@ OpenArgs open_args(py::object path, const py::dict& kw) {
   return a;
 }
 
-// A local path made absolute against the working directory of now; a URL or an absolute path as it is.
+// A local path made absolute against the current working directory; a URL or an absolute path as it is.
 std::string anchored(const std::string& p) {
   if (p.empty() || p.front() == '/' || p.find("://") != std::string::npos) return p;
   std::error_code ec;
