@@ -162,10 +162,7 @@ uint32_t Reader::lookup(std::string_view path, Follow follow) const {
   int err = 0;
   const uint32_t ino = img.resolve(path, &err, follow);
   if (ino) return ino;
-  const char* why = err == ENOTDIR ? "not a directory"
-                    : err == ELOOP ? "too many levels of symbolic links"
-                                   : "no such file or directory";
-  throw ImageError(img.name() + ": " + std::string(path) + ": " + why, err);
+  throw ImageError(img.name() + ": " + std::string(path) + ": " + Image::resolve_error(err), err);
 }
 
 uint32_t Reader::lookup(uint32_t dir, std::string_view name) const {

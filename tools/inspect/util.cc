@@ -1,7 +1,6 @@
 #include "util.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <ctime>
 #include <nlohmann/json.hpp>
@@ -24,10 +23,7 @@ std::unique_ptr<Image> open_image(const Options& o) {
 uint32_t resolve_path(const Image& img, const std::string& path, Follow follow) {
   int error = 0;
   if (const uint32_t ino = img.resolve(path, &error, follow)) return ino;
-  const char* why = error == ENOTDIR ? "not a directory"
-                    : error == ELOOP ? "too many levels of symbolic links"
-                                     : "no such file or directory";
-  throw std::runtime_error(img.name() + ": " + path + ": " + why + " in the image");
+  throw std::runtime_error(img.name() + ": " + path + ": " + Image::resolve_error(error) + " in the image");
 }
 
 namespace {

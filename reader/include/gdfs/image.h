@@ -81,6 +81,8 @@ class Image {
   // trailing "/" (which then must name a directory). 0 = not found, and with `error` why: ENOENT,
   // ENOTDIR (a component on the way is not a directory), ELOOP (more than kMaxSymlinks symlinks).
   uint32_t resolve(std::string_view path, int* error = nullptr, Follow follow = Follow::kNo) const;
+  // What a resolve() error says, for messages: "no such file or directory", "not a directory", ...
+  static const char* resolve_error(int error);
   // The reverse: inode `ino`'s path ("/a/b"), found by a scan of the directories (for messages, not a
   // hot path); "" when no directory names it.
   std::string path(uint32_t ino) const;

@@ -93,6 +93,12 @@ void push_components(std::vector<std::string_view>& todo, std::string_view path)
 
 }  // namespace
 
+const char* Image::resolve_error(int error) {
+  return error == ENOTDIR ? "not a directory"
+         : error == ELOOP ? "too many levels of symbolic links"
+                          : "no such file or directory";
+}
+
 uint32_t Image::resolve(std::string_view path, int* error, Follow follow) const {
   const auto fail = [error](int e) {
     if (error) *error = e;
