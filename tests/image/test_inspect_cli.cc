@@ -297,7 +297,19 @@ TEST_F(InspectOdd, CatFollowsSymlinksInsideTheImage) {
 
 TEST_F(Inspect, UsageErrors) {
   EXPECT_EQ(run_inspect({}).code, 2);
-  EXPECT_EQ(run_inspect({"frobnicate", image_}).code, 2);
+  // A mistyped subcommand is named, with those there are, not "A subcommand is required".
+  const CliResult typo = run_inspect({"stat", image_, "/"});
+  EXPECT_EQ(typo.code, 2);
+  EXPECT_NE(typo.err.find("gdfs-inspect: error: unknown subcommand 'stat' (info, ls, pages,"), std::string::npos)
+      << typo.err;
+  // A subcommand's usage error points at that subcommand's --help.
+  const CliResult missing = run_inspect({"info"});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.err.find("IMAGE is required\nRun 'gdfs-inspect info --help' for usage."), std::string::npos)
+      << missing.err;
+  const CliResult both = run_inspect({"extract", image_});
+  EXPECT_EQ(both.code, 2);
+  EXPECT_NE(both.err.find("Run 'gdfs-inspect extract --help'"), std::string::npos) << both.err;
 }
 
 // Output that cannot be written (a full disk, a closed pipe) fails the run, as for ls and cat.

@@ -11,8 +11,9 @@ void add_version_flag(CLI::App& app) {
   app.set_version_flag("--version", version_line(app.get_name()));
 }
 
-int usage_error(const std::string& tool, const std::string& what, std::ostream& err) {
-  err << tool << ": error: " << printable_name(what) << "\nRun '" << tool << " --help' for usage.\n";
+int usage_error(const std::string& tool, const std::string& what, std::ostream& err, const std::string& help) {
+  err << tool << ": error: " << printable_name(what) << "\nRun '" << (help.empty() ? tool : help)
+      << " --help' for usage.\n";
   return 2;
 }
 
@@ -41,6 +42,34 @@ std::string empty_value(CLI::App& app) {
   return {};
 }
 
+// "TOOL SUB" of the deepest subcommand given on the command line, whose --help tells what it takes.
+std::string help_command(CLI::App& app) {
+  std::string command = app.get_name();
+  for (CLI::App* at = &app; !at->get_subcommands().empty();) {
+    at = at->get_subcommands().front();
+    command += " " + at->get_name();
+  }
+  return command;
+}
+
+// CLI11 calls a mistyped subcommand "A subcommand is required": name it, and those there are. The first
+// argument that is not an option is where a subcommand goes (the tools' top levels take only flags).
+std::string unknown_subcommand(CLI::App& app, int argc, char** argv) {
+  const std::vector<CLI::App*> subs = app.get_subcommands({});
+  if (subs.empty() || !app.get_subcommands().empty()) return {};
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.starts_with('-')) continue;
+    std::string names;
+    for (const CLI::App* sub : subs) {
+      if (sub->check_name(arg)) return {};
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    return "unknown subcommand '" + arg + "' (" + names + ")";
+  }
+  return {};
+}
+
 }  // namespace
 
 CLI::Validator may_be_empty() {
@@ -52,10 +81,11 @@ int parse(CLI::App& app, int argc, char** argv, std::ostream& out, std::ostream&
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e, out, err);  // --help, --version
-    return usage_error(app.get_name(), e.what(), err);
+    const std::string unknown = unknown_subcommand(app, argc, argv);
+    return usage_error(app.get_name(), unknown.empty() ? e.what() : unknown, err, help_command(app));
   }
   if (const std::string name = empty_value(app); !name.empty())
-    return usage_error(app.get_name(), name + " is empty", err);
+    return usage_error(app.get_name(), name + " is empty", err, help_command(app));
   return -1;
 }
 

@@ -13,8 +13,10 @@ namespace gdfs::cli {
 // Adds --version to `app`, printing version_line() of the app's name.
 void add_version_flag(CLI::App& app);
 
-// "TOOL: error: WHAT" and a hint to run TOOL --help, on `err`; returns 2, the usage-error exit code.
-int usage_error(const std::string& tool, const std::string& what, std::ostream& err);
+// "TOOL: error: WHAT" and a hint to run HELP --help (HELP: TOOL when empty; "TOOL SUB" for a subcommand's
+// options), on `err`; returns 2, the usage-error exit code.
+int usage_error(const std::string& tool, const std::string& what, std::ostream& err,
+                const std::string& help = {});
 
 // Marks an option whose value may be empty (a label). Any other option given an empty value is a usage
 // error: `--sign "$KEY"` with KEY unset must not build an unsigned image, nor SOURCE "" read the tree from /.
