@@ -207,8 +207,10 @@ class Walk {
   // `warned`: libarchive read its header with a warning, which is passed on.
   bool member(archive_entry* e, bool warned) {
     const char* raw = archive_entry_pathname(e);
-    last_ = raw != nullptr ? raw : "";
-    if (warned) diag_.warn(label_ + ": member " + quote_path(last_) + ": " + archive_error(a_.get()));
+    // A member without a readable name is placed by the last one that had one.
+    const std::string where = raw != nullptr ? "member " + quote_path(raw) : after_last();
+    if (raw != nullptr) last_ = raw;
+    if (warned) diag_.warn(label_ + ": " + where + ": " + archive_error(a_.get()));
     ++progress_.scanned;
     progress_.tick();
     fatal_ = false;
@@ -220,7 +222,7 @@ class Walk {
       if (raw == nullptr) throw EntryError("its path name cannot be read");
       add_member(e);
     } catch (const EntryError& err) {
-      diag_.skip_entry(label_ + ": member " + quote_path(last_) + ": " + err.what());
+      diag_.skip_entry(label_ + ": " + where + ": " + err.what());
     }
     return !fatal_;
   }
@@ -469,7 +471,7 @@ class Walk {
   Slots slots_;
   std::string_view probe_name_;
   std::vector<uint32_t> implied_;  // directories made for paths no member named (yet)
-  std::string last_;               // the current (or last) member's path as the archive spells it
+  std::string last_;               // the path of the current (or last named) member as the archive spells it
   bool warned_slash_ = false;
   bool fatal_ = false;     // the current member's data ended the archive
   unsigned nameless_ = 0;  // members in a row whose path name could not be read
