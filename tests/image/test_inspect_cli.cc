@@ -300,12 +300,14 @@ TEST_F(Inspect, UsageErrors) {
   // A mistyped subcommand is named, with those there are, not "A subcommand is required".
   const CliResult typo = run_inspect({"stat", image_, "/"});
   EXPECT_EQ(typo.code, 2);
-  EXPECT_NE(typo.err.find("gdfs-inspect: error: unknown subcommand 'stat' (info, ls, pages,"), std::string::npos)
+  EXPECT_NE(typo.err.find("gdfs-inspect: error: unknown subcommand 'stat' (info, ls, pages,"),
+            std::string::npos)
       << typo.err;
   // A subcommand's usage error points at that subcommand's --help.
   const CliResult missing = run_inspect({"info"});
   EXPECT_EQ(missing.code, 2);
-  EXPECT_NE(missing.err.find("IMAGE is required\nRun 'gdfs-inspect info --help' for usage."), std::string::npos)
+  EXPECT_NE(missing.err.find("IMAGE is required\nRun 'gdfs-inspect info --help' for usage."),
+            std::string::npos)
       << missing.err;
   const CliResult both = run_inspect({"extract", image_});
   EXPECT_EQ(both.code, 2);

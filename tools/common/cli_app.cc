@@ -11,7 +11,8 @@ void add_version_flag(CLI::App& app) {
   app.set_version_flag("--version", version_line(app.get_name()));
 }
 
-int usage_error(const std::string& tool, const std::string& what, std::ostream& err, const std::string& help) {
+int usage_error(const std::string& tool, const std::string& what, std::ostream& err,
+                const std::string& help) {
   err << tool << ": error: " << printable_name(what) << "\nRun '" << (help.empty() ? tool : help)
       << " --help' for usage.\n";
   return 2;

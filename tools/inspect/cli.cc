@@ -57,13 +57,13 @@ int check_extract_target(const CLI::App* cmd, Options& o, std::ostream& err) {
   if (o.archive.empty()) {
     if (o.dir.empty())
       return cli::usage_error("gdfs-inspect", "extract: DIR or --archive FILE is required", err,
-                             "gdfs-inspect extract");
+                              "gdfs-inspect extract");
     return -1;
   }
   if (o.dir.empty()) return -1;
   if (cmd->get_option("PATH")->count() > 0)
     return cli::usage_error("gdfs-inspect", "extract: DIR and --archive exclude each other", err,
-                           "gdfs-inspect extract");
+                            "gdfs-inspect extract");
   o.path = std::exchange(o.dir, "");  // `extract IMAGE PATH --archive FILE`
   return -1;
 }
