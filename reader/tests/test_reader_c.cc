@@ -276,6 +276,8 @@ TEST_F(ReaderC, MetadataErrorsNameWhatFailed) {
   EXPECT_TRUE(contains(last_error(), "/sub/nope")) << last_error();
   EXPECT_EQ(gdfs_lookup(h.r, "/page/x", &ino), ENOTDIR);
   EXPECT_TRUE(contains(last_error(), "/page/x")) << last_error();
+  EXPECT_EQ(gdfs_lookup(h.r, "", &ino), ENOENT);  // as stat(""): no name is not the root
+  EXPECT_EQ(gdfs_lookup_follow(h.r, "", &ino), ENOENT);
 
   gdfs_stat_t st;
   EXPECT_EQ(gdfs_stat(h.r, 0, &st), ENOENT);

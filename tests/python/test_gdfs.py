@@ -124,6 +124,9 @@ def test_paths_resolve_as_the_kernel_resolves_them(tools, tmp_path):
                 assert img.read(p) == open(host, "rb").read() and img.open(p).read() == img.read(p), p
             if os.path.isdir(host):
                 assert img.listdir(p) == sorted(os.listdir(host)), p
+        for call in (img.stat, img.lookup, img.listdir, img.read, img.open):  # as os.stat(""): not the root
+            with pytest.raises(FileNotFoundError):
+                call("")
         assert img.readlink("/chain") == "dlink" and img.lookup("/chain") == img.lookup("/real")
         assert img.lookup("/chain", follow_symlinks=False) != img.lookup("/real")
         with pytest.raises(OSError) as e:

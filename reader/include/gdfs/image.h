@@ -78,8 +78,9 @@ class Image {
   // "/a/b/c" (or "a/b/c"; "/" is the root) to an inode, as the kernel resolves a path: "." and ".."
   // are components (".." of the root is the root), a symlink on the way is followed (an absolute target
   // from the image's root, never the host's), and the last component too with Follow::kYes or a
-  // trailing "/" (which then must name a directory). 0 = not found, and with `error` why: ENOENT,
-  // ENOTDIR (a component on the way is not a directory), ELOOP (more than kMaxSymlinks symlinks).
+  // trailing "/" (which then must name a directory); "" names nothing. 0 = not found, and with `error`
+  // why: ENOENT, ENOTDIR (a component on the way is not a directory), ELOOP (more than kMaxSymlinks
+  // symlinks).
   uint32_t resolve(std::string_view path, int* error = nullptr, Follow follow = Follow::kNo) const;
   // What a resolve() error says, for messages: "no such file or directory", "not a directory", ...
   static const char* resolve_error(int error);

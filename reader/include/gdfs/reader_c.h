@@ -91,7 +91,7 @@ void gdfs_close(gdfs_reader* reader);
 
 /* "/a/b" (or "a/b"; "/" is the root) to an inode, as the kernel resolves a path: symlinks on the way are
  * followed (an absolute target from the image's root), a symlink at the end is not (lstat(2)).
- * ENOENT, ENOTDIR, ELOOP. */
+ * ENOENT (also for ""), ENOTDIR, ELOOP. */
 int gdfs_lookup(gdfs_reader* reader, const char* path, uint32_t* ino);
 /* The same, and a symlink at the end is followed too, as open(2) and stat(2) do. */
 int gdfs_lookup_follow(gdfs_reader* reader, const char* path, uint32_t* ino);

@@ -104,6 +104,7 @@ uint32_t Image::resolve(std::string_view path, int* error, Follow follow) const 
     if (error) *error = e;
     return uint32_t{0};
   };
+  if (path.empty()) return fail(ENOENT);  // as the kernel: "" names nothing, not the current directory
   // A trailing slash asks for a directory, as in the kernel: a symlink there is followed, a file is ENOTDIR.
   const bool must_be_dir = !path.empty() && path.back() == '/';
   if (must_be_dir) follow = Follow::kYes;
