@@ -148,6 +148,15 @@ class GdfsFileSystem(AbstractFileSystem):
             pass  # dangling, or a loop
         return self._entry(path, st, link)
 
+    def exists(self, path, **kwargs):
+        """As os.path.exists and fsspec's local filesystem: a symlink counts by its target (a dangling one
+        does not exist); info still describes it."""
+        try:
+            self.image.stat(self._image_path(path))
+            return True
+        except (OSError, ValueError):
+            return False
+
     def ls(self, path, detail=True, **kwargs):
         path = self._strip_protocol(path)
         st = self.image.stat(self._image_path(path))  # a symlink to a directory lists the directory
@@ -178,6 +187,45 @@ class GdfsFileSystem(AbstractFileSystem):
         if detail:
             return {p: self.info(p) for p in found}
         return found
+
+    def walk(self, path, maxdepth=None, topdown=True, on_error="omit", **kwargs):
+        """fsspec's walk over the image's own (Image.walk), as find: a symlink is listed with the files and
+        never descended, as fsspec's local filesystem walks; `detail` gives {name: info} for the names."""
+        if maxdepth is not None and maxdepth < 1:
+            raise ValueError("maxdepth must be at least 1")
+        detail = kwargs.pop("detail", False)
+        path = self._strip_protocol(path)
+
+        def failed(e):
+            if on_error == "raise":
+                raise e
+            if callable(on_error):
+                on_error(e)
+
+        try:
+            st = self.image.stat(self._image_path(path))
+        except OSError as e:
+            return failed(e)
+        if not _stat.S_ISDIR(st.st_mode):  # a file walks as itself, named ""
+            yield path, {} if detail else [], {"": self.info(path)} if detail else [""]
+            return
+        base = path.count("/") + 1 if path else 0
+        for dirpath, dirnames, filenames in self.image.walk(self._image_path(path), topdown, failed):
+            rel = dirpath.strip("/")
+            depth = (rel.count("/") + 1 if rel else 0) - base  # 0 for `path` itself
+            if maxdepth is not None and depth >= maxdepth:
+                continue  # bottom-up only: top-down never goes this deep
+            if detail:
+                dirs = {n: self.info(posixpath.join(rel, n) if rel else n) for n in dirnames}
+                files = {n: self.info(posixpath.join(rel, n) if rel else n) for n in filenames}
+            else:
+                dirs, files = list(dirnames), list(filenames)
+            yield rel, dirs, files
+            # Top-down, the caller may prune the dirs it was given, as with os.walk.
+            if maxdepth is not None and depth >= maxdepth - 1:
+                dirnames[:] = []
+            else:
+                dirnames[:] = [n for n in dirnames if n in dirs]
 
     def modified(self, path):
         return datetime.datetime.fromtimestamp(self.info(path)["mtime"], tz=datetime.timezone.utc)

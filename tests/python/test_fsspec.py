@@ -111,6 +111,54 @@ def test_listing_matches_the_source(tree, fs):
     assert fs.modified("top.bin").timestamp() == pytest.approx((src / "top.bin").stat().st_mtime, abs=1e-6)
 
 
+def test_walk_and_exists_treat_symlinks_as_the_local_filesystem_does(tools, tmp_path):
+    """walk lists a symlink with the files and never descends it (as fsspec's local filesystem and find);
+    maxdepth, bottom-up, detail and pruning as there; exists follows (a dangling link does not exist)."""
+    from fsspec.implementations.local import LocalFileSystem
+
+    src = tmp_path / "src"
+    (src / "data" / "sub").mkdir(parents=True)
+    (src / "empty").mkdir()
+    (src / "data" / "x.csv").write_text("a,b\n")
+    (src / "data" / "sub" / "z.txt").write_text("zed")
+    for name, target in {"dlink": "data", "flink": "data/x.csv", "dangling": "nope"}.items():
+        os.symlink(target, src / name)
+    mkfs(tools, src, tmp_path / "l.gdfs")
+    fs = fsspec.filesystem("gdfs", fo=str(tmp_path / "l.gdfs"), skip_instance_cache=True)
+    local, root = LocalFileSystem(), str(src)
+
+    def relative(walked):
+        return sorted((os.path.relpath(d, root) if d.startswith(root) else d, sorted(ds), sorted(fs_))
+                      for d, ds, fs_ in walked)
+
+    def ours(walked):
+        return sorted((d or ".", sorted(ds), sorted(fs_)) for d, ds, fs_ in walked)
+
+    for maxdepth in (None, 1, 2):
+        for topdown in (True, False):
+            got = list(fs.walk("", maxdepth=maxdepth, topdown=topdown))
+            assert ours(got) == relative(local.walk(root, maxdepth=maxdepth, topdown=topdown)), (maxdepth, topdown)
+            if not topdown and maxdepth is None:  # children before their parent
+                order = [d for d, _, _ in got]
+                assert order.index("data/sub") < order.index("data") < order.index("")
+    assert ("", ["data", "empty"], ["dangling", "dlink", "flink"]) in [
+        (d, sorted(ds), sorted(f)) for d, ds, f in fs.walk("")]
+    detail = next(fs.walk("", detail=True))
+    assert detail[2]["dlink"]["islink"] and detail[2]["dlink"]["type"] == "directory"
+    assert detail[1]["data"]["name"] == "data"
+    walker = fs.walk("")
+    next(walker)[1].remove("data")  # pruned top-down, as os.walk
+    assert [d for d, _, _ in walker] == ["empty"]
+    assert list(fs.walk("data/x.csv")) == [("data/x.csv", [], [""])]
+    assert list(fs.walk("nope")) == []
+    with pytest.raises(FileNotFoundError):
+        list(fs.walk("nope", on_error="raise"))
+    for path in ("dangling", "flink", "dlink", "nope", "data/x.csv/"):
+        assert fs.exists(path) == local.exists(os.path.join(root, path)), path
+    assert fs.info("dangling")["islink"]  # the link itself is still described
+    fs.image.close()
+
+
 def test_reads_and_ranges(tree, fs, monkeypatch):
     src = tree[0]
     top = (src / "top.bin").read_bytes()
