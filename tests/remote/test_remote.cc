@@ -307,6 +307,7 @@ TEST(RemoteHttp, NamesAndMessagesNeverShowCredentials) {
   } catch (const ImageError& e) {
     const std::string what = e.what();
     EXPECT_EQ(what, "http://" + host + "/missing.gdfs: cannot open: HTTP 404");
+    EXPECT_EQ(e.code(), ENOENT);  // as for a missing local file
   }
   const std::string warned = w.all();
   for (const char* secret : {"hunter2secret", "tok0123456789", "sig0123456789"})
@@ -818,6 +819,7 @@ TEST(RemoteS3, SignedRequestsReadTheEdgeTreeAndBadCredentialsAreRefused) {
   } catch (const ImageError& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("HTTP 403"), std::string::npos) << what;
+    EXPECT_EQ(e.code(), EACCES);
     EXPECT_NE(what.find("SignatureDoesNotMatch"), std::string::npos) << what;
     EXPECT_EQ(what.find("WRONGwrong"), std::string::npos) << what;
     EXPECT_EQ(what.find(f.s3->key), std::string::npos) << what;
@@ -826,7 +828,12 @@ TEST(RemoteS3, SignedRequestsReadTheEdgeTreeAndBadCredentialsAreRefused) {
   unsetenv("AWS_SECRET_ACCESS_KEY");
   EXPECT_THROW(Image::open("s3://gdfs-test/images/edge.gdfs"), ImageError);
   f.use_keys(f.s3->key, f.s3->secret);
-  EXPECT_THROW(Image::open("s3://gdfs-test/images/missing.gdfs"), ImageError);
+  try {
+    Image::open("s3://gdfs-test/images/missing.gdfs");
+    ADD_FAILURE() << "a missing object opened";
+  } catch (const ImageError& e) {
+    EXPECT_EQ(e.code(), ENOENT) << e.what();
+  }
 }
 
 TEST(RemoteS3, ProfileSessionTokensAndVirtualHosts) {

@@ -81,8 +81,8 @@ void gdfs_options_init(gdfs_options* options);
 
 /* Opens and validates an image (a path, or a URL where the build reads remote images). `options` NULL:
  * the defaults. Returns the handle, or NULL with errno (and gdfs_last_errno()) set to ENOENT or EACCES
- * (the file cannot be opened), EIO (damaged or not an image), EINVAL (bad options, or decoder GPU
- * without a usable GPU) or ENOMEM. */
+ * (the file cannot be opened; a server's 404 or 410, 401 or 403 too), EIO (damaged or not an image, or
+ * a server that cannot be reached), EINVAL (bad options, or decoder GPU without a usable GPU) or ENOMEM. */
 gdfs_reader* gdfs_open(const char* path_or_url, const gdfs_options* options);
 /* Frees the reader. NULL is fine. */
 void gdfs_close(gdfs_reader* reader);

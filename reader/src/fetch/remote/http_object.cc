@@ -526,7 +526,11 @@ ObjectIdentity HttpObject::probe(std::vector<uint8_t>& head, uint32_t n) {
   run(xs, Clock::now() + std::chrono::milliseconds(static_cast<long>(cfg_.timeout_s * 1000)));
   if (x.outcome != Outcome::kOk) {
     if (x.status == 416) throw ImageError(cfg_.name + ": the object is empty");
-    throw ImageError(cfg_.name + ": cannot open: " + x.why);
+    // What a local open says of a missing or forbidden file, so that callers tell them apart the same way.
+    const int code = x.status == 404 || x.status == 410   ? ENOENT
+                     : x.status == 401 || x.status == 403 ? EACCES
+                                                          : EIO;
+    throw ImageError(cfg_.name + ": cannot open: " + x.why, code);
   }
   id_ = x.found;
   head.resize(std::min<uint64_t>(n, id_.size));
