@@ -353,6 +353,16 @@ TEST_F(ReaderTest, OpenFailuresCarryTheErrnoOfOpen) {
   const std::string junk = *dir_ / "junk";
   std::ofstream(junk) << "not an image";
   EXPECT_EQ(errno_of([&] { Reader::open(junk); }), EIO);
+  // A URL of a scheme gdfs does not fetch is named as one, not only "No such file or directory".
+  try {
+    Reader::open("ftp://user:secret@host/x.gdfs");
+    ADD_FAILURE() << "an ftp:// URL opened";
+  } catch (const ImageError& e) {
+    EXPECT_EQ(e.code(), ENOTSUP);
+    EXPECT_EQ(std::string(e.what()),
+              "ftp://host/x.gdfs: cannot open: no such file, and ftp:// is not a URL scheme "
+              "gdfs reads (http://, https://, s3://)");
+  }
 }
 
 TEST(ErrorCode, OneMappingForEveryFrontEnd) {
