@@ -141,6 +141,10 @@ std::unique_ptr<Reader> Reader::open(const std::string& path_or_url, const Reade
 }
 
 std::unique_ptr<Reader> Reader::open(std::unique_ptr<Image> image, const ReaderOptions& options) {
+  if (options.threads > kMaxThreads)
+    throw ImageError(image->name() + ": threads is " + std::to_string(options.threads) + ", at most " +
+                         std::to_string(kMaxThreads),
+                     EINVAL);
   auto impl = std::make_unique<Impl>();
   impl->image = std::move(image);
   impl->opt = options;

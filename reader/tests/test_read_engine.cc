@@ -2,9 +2,14 @@
 // engine's reads, coalescing, readahead, error handling and fetchers, checked against Image::read.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <random>
 #include <thread>
@@ -727,6 +732,45 @@ TEST(ImagePrefetch, ConcurrentReadersSlightlyOutOfOrderStillMakeAWalk) {
 }
 
 // ---- DecodeAhead: the stretch after a walk ---------------------------------------------------------
+
+#if defined(__has_feature)
+#define GDFS_CLANG_SANITIZER (__has_feature(address_sanitizer) || __has_feature(thread_sanitizer))
+#else
+#define GDFS_CLANG_SANITIZER 0
+#endif
+
+// Threads the system will not start (EAGAIN) fail the pool's construction with that error; the workers
+// already started are joined, not left to std::terminate the process.
+TEST(ThreadPoolStart, ThreadsThatCannotStartAreAnErrorNotAnAbort) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || GDFS_CLANG_SANITIZER
+  GTEST_SKIP() << "an address-space limit cannot be set under a sanitizer's shadow memory";
+#else
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // Room for a few thread stacks (8 MiB each by default), not for thousands.
+    rlimit as{};
+    std::ifstream statm("/proc/self/statm");
+    size_t pages = 0;
+    statm >> pages;
+    as.rlim_cur = as.rlim_max = pages * static_cast<size_t>(sysconf(_SC_PAGESIZE)) + (256u << 20);
+    if (setrlimit(RLIMIT_AS, &as) != 0) _exit(3);
+    try {
+      gdfs::engine::ThreadPool pool(4000);
+      _exit(2);  // every thread started: the limit did not bite
+    } catch (const std::system_error&) {
+      _exit(0);
+    } catch (...) {
+      _exit(1);
+    }
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child ended by signal " << WTERMSIG(status);
+  if (WEXITSTATUS(status) == 2) GTEST_SKIP() << "4000 threads started under a 256 MiB address-space limit";
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+#endif
+}
 
 TEST(DecodeAhead, EntriesInAStretchFollowTheImageOrderEvenWhenTheTableDoesNot) {
   using gdfs::format::PageEntry;

@@ -353,6 +353,9 @@ TEST_F(ReaderTest, OpenFailuresCarryTheErrnoOfOpen) {
   const std::string junk = *dir_ / "junk";
   std::ofstream(junk) << "not an image";
   EXPECT_EQ(errno_of([&] { Reader::open(junk); }), EIO);
+  ReaderOptions many;
+  many.threads = kMaxThreads + 1;  // never a crash when threads cannot be had: refused before any starts
+  EXPECT_EQ(errno_of([&] { Reader::open(*dir_ / "img", many); }), EINVAL);
   // A URL of a scheme gdfs does not fetch is named as one, not only "No such file or directory".
   try {
     Reader::open("ftp://user:secret@host/x.gdfs");

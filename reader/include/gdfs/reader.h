@@ -44,9 +44,13 @@ bool probe_gpu_decoder(std::string& why);
 // The GPU architectures this build's kernels carry, as `gdfs --version` shows them.
 const char* gpu_architectures();
 
+// The most CPU decode threads a Reader takes when asked for a number: far past any core count, short of
+// what would exhaust the process's threads.
+inline constexpr unsigned kMaxThreads = 4096;
+
 struct ReaderOptions {
   uint64_t cache_size = 0;  // bytes of decoded pages kept (LRU); 0: default_cache_size()
-  unsigned threads = 0;     // CPU decode threads; 0: one per core
+  unsigned threads = 0;     // CPU decode threads; 0: one per core; at most kMaxThreads (EINVAL)
   // kAuto takes the GPU when one is usable, else the CPU; kGpu without a usable GPU throws; kCpu never
   // touches CUDA.
   DecoderChoice decoder = DecoderChoice::kAuto;

@@ -96,7 +96,9 @@ class Source {
 // Options of the sources that need them (remote images).
 struct SourceOptions {
   // Bound on one read, retries included (remote): a read that has not succeeded by then fails (EIO).
+  // More than 0 and at most kMaxRemoteTimeout; anything else (NaN, infinity) is refused at open (EINVAL).
   double remote_timeout_s = 60;
+  static constexpr double kMaxRemoteTimeout = 86400;
   // Persistent cache of fetched page bytes (remote): a folder, and its bound in bytes. Empty: none.
   std::string cache_dir;
   uint64_t disk_cache_size = uint64_t{1} << 30;

@@ -4,10 +4,19 @@ namespace gdfs::engine {
 
 ThreadPool::ThreadPool(unsigned threads) {
   workers_.reserve(threads);
-  for (unsigned i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
+  try {
+    for (unsigned i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
+  } catch (...) {
+    stop();  // a thread the system would not start (EAGAIN): the started ones must not outlive the throw
+    throw;
+  }
 }
 
 ThreadPool::~ThreadPool() {
+  stop();
+}
+
+void ThreadPool::stop() {
   {
     std::lock_guard lock(mu_);
     stop_ = true;

@@ -23,6 +23,7 @@ class ThreadPool {
 
  private:
   void work();
+  void stop();  // runs what is queued, then joins every worker
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::function<void()>> queue_;

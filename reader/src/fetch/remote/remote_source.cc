@@ -378,7 +378,13 @@ std::unique_ptr<Source> open_remote_source(const std::string& url, const SourceO
   cfg.ca_file = options.ca_file;
   if (cfg.ca_file.empty())
     if (const char* ca = std::getenv("GDFS_CA_FILE")) cfg.ca_file = ca;
-  cfg.timeout_s = options.remote_timeout_s > 0 ? options.remote_timeout_s : 60;
+  // Written so that NaN fails too: the timeout becomes a deadline in integer milliseconds.
+  if (!(options.remote_timeout_s > 0 && options.remote_timeout_s <= SourceOptions::kMaxRemoteTimeout))
+    throw ImageError(url_for_messages(url) + ": remote_timeout is " +
+                         std::to_string(options.remote_timeout_s) +
+                         " s: it must be more than 0 and at most 86400",
+                     EINVAL);
+  cfg.timeout_s = options.remote_timeout_s;
   const char* kind = "http";
   if (url.starts_with("s3://")) {
     kind = "s3";
