@@ -151,6 +151,21 @@ Follow follow_of(bool follow_symlinks) {
 
 // A path argument that may be None (not given) but never empty: trusted_key='' from an unset variable must
 // not open the image unchecked.
+// An int option that counts something (bytes, threads): TypeError for anything but an int, ValueError
+// below 0 or above `max`, where pybind11's own conversion gives one TypeError listing every overload.
+uint64_t count_of(py::handle value, const char* what, uint64_t max) {
+  if (!py::isinstance<py::int_>(value) || py::isinstance<py::bool_>(value))
+    throw py::type_error(std::string(what) + " must be an int, not " + Py_TYPE(value.ptr())->tp_name);
+  const auto n = py::reinterpret_borrow<py::int_>(value);
+  if (n < py::int_(0))
+    throw py::value_error(std::string(what) + " must be 0 or more, not " + py::repr(n).cast<std::string>());
+  if (n > py::int_(max))
+    throw py::value_error(std::string(what) + " must be at most " +
+                          (max == UINT64_MAX ? std::string("2**64 - 1") : std::to_string(max)) + ", not " +
+                          py::repr(n).cast<std::string>());
+  return n.cast<uint64_t>();
+}
+
 std::string given_path(py::handle path, const char* what) {
   std::string s = fs_path(path);
   if (s.empty()) throw py::value_error(std::string(what) + " is empty (None: not given)");
@@ -170,14 +185,14 @@ OpenArgs open_args(py::object path, const py::dict& kw) {
   a.kwargs = kw;
   a.name = fs_path(path);
   ReaderOptions& opt = a.options;
-  opt.cache_size = kw["cache_size"].cast<uint64_t>();
-  opt.threads = kw["threads"].cast<unsigned>();
+  opt.cache_size = count_of(kw["cache_size"], "cache_size", UINT64_MAX);
+  opt.threads = static_cast<unsigned>(count_of(kw["threads"], "threads", kMaxThreads));
   opt.decoder = decoder_of(kw["decoder"].cast<std::string>());
-  opt.readahead = kw["readahead"].cast<uint64_t>();
+  opt.readahead = count_of(kw["readahead"], "readahead", UINT64_MAX);
   opt.source.bases = string_list(kw["bases"], "a base");
   if (!kw["trusted_key"].is_none()) opt.source.trusted_key = given_path(kw["trusted_key"], "trusted_key");
   if (!kw["cache_dir"].is_none()) opt.source.cache_dir = given_path(kw["cache_dir"], "cache_dir");
-  opt.source.disk_cache_size = kw["disk_cache_size"].cast<uint64_t>();
+  opt.source.disk_cache_size = count_of(kw["disk_cache_size"], "disk_cache_size", UINT64_MAX);
   if (!kw["ca_file"].is_none()) opt.source.ca_file = given_path(kw["ca_file"], "ca_file");
   opt.source.remote_timeout_s = kw["remote_timeout"].cast<double>();
   if (!(opt.source.remote_timeout_s > 0 && opt.source.remote_timeout_s <= SourceOptions::kMaxRemoteTimeout))
@@ -758,28 +773,29 @@ OS's calls, and by stat and lookup unless follow_symlinks=False; readlink and wa
 Image serves any number of threads; reads release the GIL. It survives fork() (the child opens it
 again on first use) and pickling (the other process opens it again), so data loader workers can take
 it. Errors are OSError with the errno a file system would give.)")
-      .def(py::init([](py::object path, uint64_t cache_size, unsigned threads, const std::string& decoder,
-                       uint64_t readahead, py::object bases, py::object trusted_key, py::object cache_dir,
-                       uint64_t disk_cache_size, py::object ca_file, double remote_timeout, py::object aws) {
-             py::dict kw;
-             kw["cache_size"] = cache_size;
-             kw["threads"] = threads;
-             kw["decoder"] = decoder;
-             kw["readahead"] = readahead;
-             kw["bases"] = bases.is_none() ? bases : py::object(py::list(bases));
-             kw["trusted_key"] = trusted_key;
-             kw["cache_dir"] = cache_dir;
-             kw["disk_cache_size"] = disk_cache_size;
-             kw["ca_file"] = ca_file;
-             kw["remote_timeout"] = remote_timeout;
-             kw["aws"] = aws.is_none() ? aws : py::object(py::dict(aws));
-             return std::make_unique<Image>(gp::open_args(std::move(path), kw));
-           }),
-           py::arg("path"), py::kw_only(), py::arg("cache_size") = 0, py::arg("threads") = 0,
-           py::arg("decoder") = "auto", py::arg("readahead") = uint64_t{4} << 20,
-           py::arg("bases") = py::none(), py::arg("trusted_key") = py::none(),
-           py::arg("cache_dir") = py::none(), py::arg("disk_cache_size") = uint64_t{1} << 30,
-           py::arg("ca_file") = py::none(), py::arg("remote_timeout") = 60.0, py::arg("aws") = py::none())
+      .def(
+          py::init([](py::object path, py::object cache_size, py::object threads, const std::string& decoder,
+                      py::object readahead, py::object bases, py::object trusted_key, py::object cache_dir,
+                      py::object disk_cache_size, py::object ca_file, double remote_timeout, py::object aws) {
+            py::dict kw;
+            kw["cache_size"] = cache_size;
+            kw["threads"] = threads;
+            kw["decoder"] = decoder;
+            kw["readahead"] = readahead;
+            kw["bases"] = bases.is_none() ? bases : py::object(py::list(bases));
+            kw["trusted_key"] = trusted_key;
+            kw["cache_dir"] = cache_dir;
+            kw["disk_cache_size"] = disk_cache_size;
+            kw["ca_file"] = ca_file;
+            kw["remote_timeout"] = remote_timeout;
+            kw["aws"] = aws.is_none() ? aws : py::object(py::dict(aws));
+            return std::make_unique<Image>(gp::open_args(std::move(path), kw));
+          }),
+          py::arg("path"), py::kw_only(), py::arg("cache_size") = 0, py::arg("threads") = 0,
+          py::arg("decoder") = "auto", py::arg("readahead") = uint64_t{4} << 20,
+          py::arg("bases") = py::none(), py::arg("trusted_key") = py::none(),
+          py::arg("cache_dir") = py::none(), py::arg("disk_cache_size") = uint64_t{1} << 30,
+          py::arg("ca_file") = py::none(), py::arg("remote_timeout") = 60.0, py::arg("aws") = py::none())
       .def("lookup", &Image::lookup, py::arg("path"), py::kw_only(), py::arg("follow_symlinks") = true,
            "The inode number of `path` (of a symlink itself with follow_symlinks=False).")
       .def("stat", &Image::stat, py::arg("path"), py::kw_only(), py::arg("follow_symlinks") = true,

@@ -479,9 +479,14 @@ def test_open_errors(edge, tmp_path):
     for bad in (0, -1, float("nan"), float("inf"), 10**6):  # a timeout becomes a deadline: never UB
         with pytest.raises(ValueError, match="remote_timeout"):
             gdfs.Image(str(image), remote_timeout=bad)
-    with pytest.raises(OSError) as e:  # refused before any thread starts, never an abort
+    with pytest.raises(ValueError, match="threads must be at most 4096"):  # never an abort
         gdfs.Image(str(image), threads=10**6)
-    assert e.value.errno == errno.EINVAL and "at most 4096" in str(e.value)
+    for kw in ({"cache_size": -1}, {"threads": -1}, {"readahead": -5}, {"disk_cache_size": 2**64}):
+        with pytest.raises(ValueError, match=next(iter(kw))):
+            gdfs.Image(str(image), **kw)
+    for kw in ({"cache_size": 1.5}, {"threads": True}):
+        with pytest.raises(TypeError, match=next(iter(kw)) + " must be an int"):
+            gdfs.Image(str(image), **kw)
     with gdfs.Image(image, decoder="cpu", threads=2, cache_size=8 << 20, readahead=0) as i:  # a PathLike
         s = i.stats()
         assert s["decoder"] == "cpu" and s["threads"] == 2 and s["cache_capacity"] == 8 << 20
