@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <utility>
 
 #include "archive_walk.h"
 #include "base.h"
 #include "gdfs/checksum.h"
+#include "gdfs/format.h"
 #include "gdfs/meta_codec.h"
 #include "image_writer.h"
 #include "metadata.h"
@@ -188,9 +190,27 @@ bool is_archive_source(const Options& o) {
   return o.source == "-" || (::stat(o.source.c_str(), &st) == 0 && !S_ISDIR(st.st_mode));
 }
 
+namespace {
+
+// An image given as SOURCE would read as an archive libarchive does not know: say what to do instead.
+void refuse_image_source(const Options& o) {
+  char head[sizeof format::kMagic] = {};
+  std::ifstream in(o.source, std::ios::binary);
+  if (o.source == "-" || !in.read(head, sizeof head) || std::memcmp(head, format::kMagic, sizeof head) != 0)
+    return;
+  throw MkfsError(
+      quote_path(o.source) +
+      " is a gdfs image, not a directory or an archive; to build from its tree, give its archive: "
+      "gdfs-inspect extract " +
+      quote_path(o.source) + " --archive - | mkfs.gdfs [OPTIONS] - NEW.gdfs");
+}
+
+}  // namespace
+
 Summary make_image(const Options& o, Diag& diag, Progress& progress) {
   const auto start = std::chrono::steady_clock::now();
   const bool from_archive = is_archive_source(o);
+  if (from_archive) refuse_image_source(o);
   const FileId old = existing_file_id(o.image);
   ImageWriter image(o.image, o.force);  // first: an unwritable IMAGE fails before a long scan
   const std::unique_ptr<Base> base = o.base.empty() ? nullptr : std::make_unique<Base>(o);

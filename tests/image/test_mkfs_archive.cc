@@ -426,5 +426,16 @@ TEST_F(ArchiveMembers, NotAnArchiveIsAnError) {
   EXPECT_FALSE(fs::exists(image()));
 }
 
+// An image is no archive; the message says how to build from one.
+TEST_F(ArchiveMembers, AnImageAsSourceSaysHowToBuildFromIt) {
+  ASSERT_EQ(mkfs({{"a/b", 'f', "bee"}}).code, 0);
+  const std::string again = dir_ / "again.gdfs";
+  CliResult r = run_mkfs({"-q", image(), again});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("is a gdfs image, not a directory or an archive"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--archive - | mkfs.gdfs"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(again));
+}
+
 }  // namespace
 }  // namespace gdfs::test
