@@ -463,7 +463,10 @@ class Image {
   std::string fetcher() const { return get()->fetcher_name(); }
 
   std::string repr() const {
-    std::string s = "<gdfs.Image " + std::string(py::repr(args_.path));
+    // A URL is shown as messages show it: no user, password or query (a presigned URL's signature).
+    const bool url = args_.name.find("://") != std::string::npos;
+    std::string s =
+        "<gdfs.Image " + std::string(py::repr(url ? py::str(url_for_messages(args_.name)) : args_.path));
     if (!reader_) return s + " closed>";
     return s + " decoder=" + reader_->decoder_name() + " fetcher=" + reader_->fetcher_name() + ">";
   }

@@ -283,6 +283,14 @@ def test_a_chained_http_image(tree):
         assert fs.image.fetcher == "http" or "http" in fs.image.fetcher
         assert fs.cat_file("top.bin") == (tree[0] / "top.bin").read_bytes()
         fs.image.close()
+        # What repr shows ends up in logs and tracebacks: never a URL's password or presigned signature.
+        port = server.server_address[1]
+        with gdfs.Image(f"http://alice:s3cret@127.0.0.1:{port}/set.gdfs?X-Amz-Signature=sig0123") as img:
+            assert img.read("/data/sub/z.txt") == b"zed"
+            for shown in (repr(img), str(img)):
+                assert f"http://127.0.0.1:{port}/set.gdfs" in shown and "s3cret" not in shown
+                assert "alice" not in shown and "sig0123" not in shown
+        assert "s3cret" not in repr(img)  # closed too
     finally:
         server.shutdown()
 
