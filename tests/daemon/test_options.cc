@@ -1,6 +1,7 @@
 // The daemon's own -o option parsing (label unit).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "daemon/daemon.h"
@@ -109,6 +110,28 @@ TEST(Options, RemoteImages) {
                           "cache_dir=", "ca_file="}) {
     DaemonOptions b;
     EXPECT_FALSE(parse({"-o", bad, "http://h/i", "/mnt"}, b)) << bad;
+  }
+}
+
+TEST(Options, UrlSecretsAreHiddenInPlace) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"https://alice:pw@host/x.gdfs?X-Amz-Signature=abc", "https://host/x.gdfs"},
+      {"base=s3://b/k.gdfs?X-Amz-Credential=k,cache_dir=/c,base=http://u:p@h/b.gdfs",
+       "base=s3://b/k.gdfs,"
+       "cache_dir=/c,base=http://h/"
+       "b.gdfs"},
+      {"/local/x.gdfs", "/local/x.gdfs"},
+      {"http://host/plain.gdfs", "http://host/plain.gdfs"},
+  };
+  for (const auto& [given, shown] : cases) {
+    std::vector<char> arg(given.begin(), given.end());
+    arg.push_back('\0');
+    hide_url_secrets(arg.data());
+    EXPECT_EQ(std::string(arg.data()), shown) << given;
+    // What stays past the shorter text is NULs: nothing of the secret is left in the argument's bytes.
+    EXPECT_TRUE(std::all_of(arg.begin() + static_cast<long>(shown.size()), arg.end(), [](char c) {
+      return c == 0;
+    })) << given;
   }
 }
 

@@ -107,15 +107,22 @@ TEST_F(RemoteMount, DaemonizedMountOverHttpsWithRelativePaths) {
   char* cwd = getcwd(nullptr, 0);
   ASSERT_EQ(chdir(work.c_str()), 0);
   std::string out;
-  const int rc = run_command(
-      {gdfs_binary(), "-o", "ca_file=cert.pem,cache_dir=cache,threads=2", web.https_url(img.name), mnt},
-      &out);
+  // A password and a presigned query in the URL: ps shows every local user the daemon's command line.
+  std::string url = web.https_url(img.name) + "?X-Amz-Signature=sig0123456789";
+  url.insert(url.find("://") + 3, "alice:hunter2secret@");
+  const int rc =
+      run_command({gdfs_binary(), "-o", "ca_file=cert.pem,cache_dir=cache,threads=2", url, mnt}, &out);
   EXPECT_EQ(chdir(cwd), 0);
   std::free(cwd);
   ASSERT_EQ(rc, 0) << out;
   ASSERT_TRUE(is_gdfs_mount(mnt));
   const std::vector<pid_t> pids = find_processes({gdfs_binary(), mnt});
-  EXPECT_EQ(pids.size(), 1u);
+  ASSERT_EQ(pids.size(), 1u);
+  std::ifstream cmdline("/proc/" + std::to_string(pids[0]) + "/cmdline");
+  const std::string cmd((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+  EXPECT_NE(cmd.find(web.https_url(img.name)), std::string::npos) << cmd;
+  for (const char* secret : {"hunter2secret", "alice", "sig0123456789"})
+    EXPECT_EQ(cmd.find(secret), std::string::npos) << secret;
   const auto diffs = compare_trees(img.src, mnt, img.caps.root, img.caps.xattrs);
   EXPECT_TRUE(diffs.empty()) << diffs.size() << " differences, first: " << diffs.front();
   EXPECT_FALSE(files_named(work + "/cache", ".blk").empty()) << "the relative cache_dir was not used";

@@ -110,6 +110,8 @@ int gdfs_main(int argc, char** argv) {
   Args a{FUSE_ARGS_INIT(argc, argv)};
   DaemonOptions opt;
   if (!parse_options(a.args, opt)) return 1;
+  // What is left to parse are copies (fuse_opt_parse made them): argv itself can be changed now.
+  for (int i = 1; i < argc; ++i) hide_url_secrets(argv[i]);
   // Before libfuse sees the mount point: its realpath() of a dead mount fails with ENOTCONN.
   if (!clear_dead_mount(opt.mountpoint)) return 1;
   if (fuse_parse_cmdline(&a.args, &a.cmd) != 0) return 1;

@@ -232,4 +232,22 @@ void print_usage(const char* prog) {
       prog);
 }
 
+void hide_url_secrets(char* arg) {
+  std::string text = arg;
+  const size_t length = text.size();
+  size_t at = 0;
+  for (const char* scheme : {"http://", "https://", "s3://"}) {
+    for (size_t from = 0; (at = text.find(scheme, from)) != std::string::npos;) {
+      // A URL runs to the end of the argument or, in an -o list, to the next comma.
+      const size_t end = std::min(text.find(',', at), text.size());
+      const std::string shown = url_for_messages(std::string_view(text).substr(at, end - at));
+      text.replace(at, end - at, shown);
+      from = at + shown.size();
+    }
+  }
+  if (text.size() >= length) return;
+  std::memcpy(arg, text.c_str(), text.size());
+  std::memset(arg + text.size(), 0, length - text.size());
+}
+
 }  // namespace gdfs::daemon

@@ -35,6 +35,11 @@ struct DaemonOptions {
 // false after printing the reason to stderr.
 bool parse_options(fuse_args& args, DaemonOptions& out);
 
+// Rewrites, in place, every http(s):// and s3:// URL in `arg` as messages show it: no user, password or
+// query (a presigned URL's signature). /proc/PID/cmdline, which ps shows every local user, is the
+// daemon's argv for as long as it serves; main calls this on each argument once the options are parsed.
+void hide_url_secrets(char* arg);
+
 // "512M", "2G", "65536" -> bytes. False on anything else.
 bool parse_size(const std::string& text, uint64_t& out);
 
