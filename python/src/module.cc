@@ -149,8 +149,6 @@ Follow follow_of(bool follow_symlinks) {
   return follow_symlinks ? Follow::kYes : Follow::kNo;
 }
 
-// A path argument that may be None (not given) but never empty: trusted_key='' from an unset variable must
-// not open the image unchecked.
 // An int option that counts something (bytes, threads): TypeError for anything but an int, ValueError
 // below 0 or above `max`, where pybind11's own conversion gives one TypeError listing every overload.
 uint64_t count_of(py::handle value, const char* what, uint64_t max) {
@@ -166,6 +164,8 @@ uint64_t count_of(py::handle value, const char* what, uint64_t max) {
   return n.cast<uint64_t>();
 }
 
+// A path argument that may be None (not given) but never empty: trusted_key='' from an unset variable must
+// not open the image unchecked.
 std::string given_path(py::handle path, const char* what) {
   std::string s = fs_path(path);
   if (s.empty()) throw py::value_error(std::string(what) + " is empty (None: not given)");

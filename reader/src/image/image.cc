@@ -106,7 +106,7 @@ uint32_t Image::resolve(std::string_view path, int* error, Follow follow) const 
   };
   if (path.empty()) return fail(ENOENT);  // as the kernel: "" names nothing, not the current directory
   // A trailing slash asks for a directory, as in the kernel: a symlink there is followed, a file is ENOTDIR.
-  const bool must_be_dir = !path.empty() && path.back() == '/';
+  const bool must_be_dir = path.back() == '/';
   if (must_be_dir) follow = Follow::kYes;
   std::vector<std::string_view> todo;  // views into `path` and into symlink targets in the image
   push_components(todo, path);
