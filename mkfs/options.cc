@@ -115,7 +115,8 @@ void add_options(CLI::App& app, Options& o, bool& all_root) {
          },
          "Codec for files whose relative path or name matches GLOB (fnmatch; repeatable, the last match "
          "wins), e.g. '*.wav=auto'")
-      ->check(kCodecRule);
+      ->check(kCodecRule)
+      ->allow_extra_args(false);  // one rule per --codec-for, never SOURCE
   app.add_flag_callback(
       "--no-dedupe", [&o] { o.dedupe = false; }, "Do not share identical pages and file tails");
   app.add_flag_callback(
@@ -149,7 +150,8 @@ void add_options(CLI::App& app, Options& o, bool& all_root) {
                  "Leave out entries whose relative path or name matches GLOB (fnmatch; repeatable); "
                  "an excluded directory is skipped with all its contents (in an archive: members "
                  "under it)")
-      ->type_name("GLOB");
+      ->type_name("GLOB")
+      ->allow_extra_args(false);  // one pattern per --exclude, never SOURCE
   app.add_flag("--all-root", all_root, "Make every inode owned by uid 0 and gid 0");
   app.add_option("--uid", o.uid, "Make every inode owned by uid N")->type_name("N");
   app.add_option("--gid", o.gid, "Make every inode owned by gid N")->type_name("N");

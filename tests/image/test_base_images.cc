@@ -215,6 +215,12 @@ TEST_F(BaseImages, AMissingOrReplacedBaseIsRefusedAndAMovedOneCanBeNamed) {
   // Named by the caller, found by identity: the wrong candidate is passed over.
   expect_reads_as(dir_ / "v2.gdfs", dir_ / "src2",
                   {"--base", dir_ / "v1.gdfs", "--base", dir_ / "moved.gdfs"});
+  // --base before IMAGE and PATH takes one value: IMAGE is not read as a second base.
+  r = run_inspect({"ls", "--base", dir_ / "moved.gdfs", dir_ / "v2.gdfs", "/"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  r = run_inspect({"cat", "--base", dir_ / "moved.gdfs", dir_ / "v2.gdfs", "/a/new.txt"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "a new file");
 }
 
 // A layered image written over its own base (or an image further down the chain) would refer to itself,

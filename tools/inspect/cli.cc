@@ -17,7 +17,8 @@ CLI::App* add_command(CLI::App& app, const char* name, const char* what, Options
   cmd->add_option("IMAGE", o.image, "The gdfs image")->required();
   cmd->add_option("--base", o.bases,
                   "A base image of a layered IMAGE that is not where IMAGE says (repeat for several)")
-      ->type_name("PATH|URL");
+      ->type_name("PATH|URL")
+      ->allow_extra_args(false);  // one value per --base: `ls --base OLD IMAGE PATH` must not take IMAGE
   cmd->add_option("--key", o.key,
                   "Trust only IMAGE signed by this Ed25519 public key (PEM): refuse it otherwise, and check "
                   "every page read against its signed digest")
