@@ -15,6 +15,7 @@ The filesystem is read-only: writing raises."""
 
 import datetime
 import errno
+import os
 import posixpath
 import stat as _stat
 
@@ -30,6 +31,8 @@ _S3 = {"s3", "s3a"}
 
 def _image_location(fo, target_protocol):
     """The path or URL Image() takes, from fsspec's (fo, target_protocol)."""
+    if isinstance(fo, (bytes, os.PathLike)):
+        fo = os.fsdecode(fo)  # pathlib.Path, as fsspec's local filesystem takes
     if not isinstance(fo, str):
         fo = getattr(fo, "path", None)
         if not isinstance(fo, str):

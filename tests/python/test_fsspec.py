@@ -329,6 +329,15 @@ def test_a_chained_s3_image_with_fsspec_credentials(tree, tmp_path):
         proc.wait(10)
 
 
+def test_fo_may_be_a_path_object_or_bytes(tree):
+    import pathlib
+
+    for fo in (pathlib.Path(tree[1]), os.fsencode(str(tree[1]))):
+        fs = fsspec.filesystem("gdfs", fo=fo, skip_instance_cache=True)
+        assert fs.cat_file("data/sub/z.txt") == b"zed" and fs.location == str(tree[1])
+        fs.image.close()
+
+
 def test_refuses_what_it_cannot_read(tree):
     with pytest.raises(ValueError, match="say which image"):
         GdfsFileSystem()
