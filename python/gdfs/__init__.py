@@ -23,6 +23,7 @@ CUDA device is usable), the message naming the image, path, inode and page.
 """
 
 import json as _json
+import os as _os
 import posixpath as _posixpath
 import stat as _stat
 
@@ -39,6 +40,7 @@ def _walk(self, top="/", topdown=True, onerror=None):
     so dirnames may be pruned in place; topdown=False yields children first. Symlinks are never
     followed: they are listed in filenames. Errors listing a directory go to `onerror` (an OSError) if
     given, else are ignored, as in os.walk."""
+    top = _os.fspath(top)  # a path object too, as os.walk takes
     sep = b"/" if isinstance(top, bytes) else "/"
     top = _posixpath.normpath(sep + top.lstrip(sep))
 

@@ -6,6 +6,7 @@ random ranges; the GIL released during reads; close, fork and the counters."""
 import ctypes
 import errno
 import os
+import pathlib
 import random
 import signal
 import stat
@@ -177,6 +178,7 @@ def test_walk_is_os_walk_of_the_source(edge, img):
     assert up[0].endswith("/d39") and up[-1] == "/deep" and len(up) == 41
     assert [d for d, _, _ in img.walk("sub/")] == ["/sub"]
     assert [d for d, _, _ in img.walk(b"/sub")] == [b"/sub"]
+    assert [d for d, _, _ in img.walk(pathlib.PurePosixPath("/sub"))] == ["/sub"]  # a path object, as os.walk
     errors = []
     assert list(img.walk("/no-such-dir", onerror=errors.append)) == []
     assert len(errors) == 1 and errors[0].errno == errno.ENOENT
