@@ -20,7 +20,7 @@ import posixpath
 import stat as _stat
 
 from fsspec.spec import AbstractFileSystem
-from fsspec.utils import infer_storage_options
+from fsspec.utils import infer_storage_options, stringify_path
 
 from . import Image
 
@@ -107,6 +107,7 @@ class GdfsFileSystem(AbstractFileSystem):
     def _strip_protocol(cls, path):
         if isinstance(path, (list, tuple)):
             return [cls._strip_protocol(p) for p in path]
+        path = stringify_path(path)  # a path object too, as fsspec's local filesystem takes
         path = path.split("::", 1)[0]
         if path.startswith("gdfs://"):
             path = path[len("gdfs://") :]

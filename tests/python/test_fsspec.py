@@ -329,12 +329,17 @@ def test_a_chained_s3_image_with_fsspec_credentials(tree, tmp_path):
         proc.wait(10)
 
 
-def test_fo_may_be_a_path_object_or_bytes(tree):
+def test_fo_and_paths_may_be_path_objects(tree):
     import pathlib
 
     for fo in (pathlib.Path(tree[1]), os.fsencode(str(tree[1]))):
         fs = fsspec.filesystem("gdfs", fo=fo, skip_instance_cache=True)
         assert fs.cat_file("data/sub/z.txt") == b"zed" and fs.location == str(tree[1])
+        # Paths inside the image as path objects too.
+        inside = pathlib.PurePosixPath("data/sub")
+        assert fs.ls(inside, detail=False) == ["data/sub/y.txt", "data/sub/z.txt"]
+        assert fs.cat_file(inside / "z.txt") == b"zed" and fs.open(inside / "z.txt").read() == b"zed"
+        assert fs.exists(inside) and fs.info(inside)["type"] == "directory"
         fs.image.close()
 
 
