@@ -117,9 +117,7 @@ TEST(Options, UrlSecretsAreHiddenInPlace) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"https://alice:pw@host/x.gdfs?X-Amz-Signature=abc", "https://host/x.gdfs"},
       {"base=s3://b/k.gdfs?X-Amz-Credential=k,cache_dir=/c,base=http://u:p@h/b.gdfs",
-       "base=s3://b/k.gdfs,"
-       "cache_dir=/c,base=http://h/"
-       "b.gdfs"},
+       "base=s3://b/k.gdfs,cache_dir=/c,base=http://h/b.gdfs"},
       {"/local/x.gdfs", "/local/x.gdfs"},
       {"http://host/plain.gdfs", "http://host/plain.gdfs"},
   };
