@@ -1,10 +1,12 @@
 // gdfs-inspect subcommands on a small known image: info, ls, pages, stats (text and --json), cat.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -312,6 +314,35 @@ TEST_F(Inspect, UsageErrors) {
   const CliResult both = run_inspect({"extract", image_});
   EXPECT_EQ(both.code, 2);
   EXPECT_NE(both.err.find("Run 'gdfs-inspect extract --help'"), std::string::npos) << both.err;
+}
+
+// A full target: the extraction stops at the first entry that cannot be written, with one message for it
+// and one saying where it stopped, not one per remaining entry; no temporary file is left. An archive
+// says why it could not be written.
+TEST_F(Inspect, AFullTargetStopsTheExtractionAtOnce) {
+  if (geteuid() != 0) GTEST_SKIP() << "mounting a small tmpfs needs root";
+  const std::string tiny = *dir_ / "tiny";
+  fs::create_directories(tiny);
+  if (mount("tmpfs", tiny.c_str(), "tmpfs", 0, "size=128k") != 0)
+    GTEST_SKIP() << "cannot mount a tmpfs: " << std::strerror(errno);
+  const CliResult tree = run_inspect({"extract", image_, tiny + "/out"});
+  const CliResult archive = run_inspect({"extract", image_, "--archive", tiny + "/x.tar"});
+  std::vector<std::string> left;
+  for (const auto& e : fs::recursive_directory_iterator(tiny))
+    if (e.path().filename().string().find("gdfs-tmp") != std::string::npos) left.push_back(e.path());
+  umount2(tiny.c_str(), MNT_DETACH);
+  EXPECT_EQ(tree.code, 1);
+  size_t cannot_write = 0;
+  for (size_t at = 0; (at = tree.err.find("cannot write", at)) != std::string::npos; ++at) ++cannot_write;
+  EXPECT_EQ(cannot_write, 1u) << tree.err;
+  EXPECT_NE(
+      tree.err.find(tiny + "/out: No space left on device; extraction stopped at " + tiny + "/out/docs/"),
+      std::string::npos)
+      << tree.err;
+  EXPECT_EQ(archive.code, 1);
+  EXPECT_NE(archive.err.find("cannot write " + tiny + "/x.tar: No space left on device"), std::string::npos)
+      << archive.err;
+  EXPECT_TRUE(left.empty()) << left.front();
 }
 
 // Output that cannot be written (a full disk, a closed pipe) fails the run, as for ls and cat.

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <memory>
 #include <ostream>
 #include <stdexcept>
@@ -41,14 +42,15 @@ la_ssize_t write_sink(archive* a, void* client, const void* buf, size_t n) {
   if (sink.abandoned) return static_cast<la_ssize_t>(n);
   const int error = errno;
   if (sink.write(static_cast<const char*>(buf), n)) return static_cast<la_ssize_t>(n);
-  archive_set_error(a, errno != error ? errno : EIO, "cannot write");
+  const int code = errno != error ? errno : EIO;
+  archive_set_error(a, code, "%s", std::strerror(code));  // "No space left on device", not "cannot write"
   return -1;
 }
 
 int close_sink(archive* a, void* client) {
   const auto& sink = *static_cast<const ArchiveWriter::Sink*>(client);
   if (sink.abandoned || sink.flush()) return ARCHIVE_OK;
-  archive_set_error(a, EIO, "cannot write");
+  archive_set_error(a, EIO, "%s", std::strerror(EIO));
   return ARCHIVE_FATAL;
 }
 

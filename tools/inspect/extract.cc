@@ -51,8 +51,13 @@ class DirStack {
   std::vector<UniqueFd> fds_;  // -1 while closed
 };
 
-void extract_tree(const Image& img, uint32_t start, int root_fd, Restorer& r) {
+void extract_tree(const Image& img, uint32_t start, int root_fd, const std::string& root_path, Restorer& r) {
   DirStack dirs;
+  // Once the target is full or read-only, every entry left would fail the same way: stop, saying so once.
+  const auto stop_if_target_refuses = [&] {
+    if (r.stop_error() != 0)
+      throw std::runtime_error(printable_name(root_path) + ": " + std::strerror(r.stop_error()));
+  };
   const int first = fcntl(root_fd, F_DUPFD_CLOEXEC, 0);
   if (first < 0)
     throw std::runtime_error(std::string("cannot duplicate a descriptor: ") + std::strerror(errno));
@@ -60,9 +65,12 @@ void extract_tree(const Image& img, uint32_t start, int root_fd, Restorer& r) {
   auto enter = [&](const Entry& e) {
     if (img.type(e.ino) != format::kTypeDir) {
       r.create(dirs.top(), e.name, e.ino, e.path);
+      stop_if_target_refuses();
       return false;
     }
     const int fd = r.make_dir(dirs.top(), e.name, e.path);
+    if (fd >= 0 && r.stop_error() != 0) ::close(fd);
+    stop_if_target_refuses();
     if (fd < 0) return false;  // reported; its contents are skipped
     dirs.push(fd);
     return true;
@@ -97,7 +105,7 @@ int extract(const Options& o, std::ostream& out, std::ostream& err) {
   Restorer r(*img, err, root_fd, o.dir);
   try {
     if (img->type(ino) == format::kTypeDir) {
-      extract_tree(*img, ino, root_fd, r);
+      extract_tree(*img, ino, root_fd, o.dir, r);
     } else {
       const std::string name = last_name(o.path);
       r.create(root_fd, name, ino, name);

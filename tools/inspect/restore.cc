@@ -77,6 +77,7 @@ bool Restorer::fail(const std::string& rel, const std::string& what, int error) 
   if (error != 0) err_ << ": " << std::strerror(error);
   err_ << "\n";
   ++failures_;
+  if (error == ENOSPC || error == EDQUOT || error == EROFS) stop_error_ = error;
   return false;
 }
 

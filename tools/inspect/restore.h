@@ -38,6 +38,9 @@ class Restorer {
   bool fail(const std::string& rel, const std::string& what, int error);
 
   uint64_t failures() const { return failures_; }
+  // The errno of a failure every later entry would repeat (the target is full or read-only), else 0: the
+  // walk stops there instead of reporting each remaining entry.
+  int stop_error() const { return stop_error_; }
   uint64_t entries() const { return entries_; }
   uint64_t file_bytes() const { return file_bytes_; }
   // The local path of the entry created last: where an extraction that had to stop stopped.
@@ -66,6 +69,7 @@ class Restorer {
   std::set<std::string> xattr_warned_;                    // namespaces already warned about
   std::string current_;                                   // the entry being created (under the root)
   uint64_t failures_ = 0, entries_ = 0, file_bytes_ = 0;
+  int stop_error_ = 0;
 };
 
 }  // namespace gdfs::inspect
