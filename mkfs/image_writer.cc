@@ -109,7 +109,7 @@ ImageWriter::~ImageWriter() {
 
 FileId ImageWriter::temp_id() const {
   struct stat st {};
-  if (::fstat(fd_.get(), &st) != 0) throw_io("access", temp_, errno);
+  if (::fstat(fd_.get(), &st) != 0) throw_io("access", image_, errno);
   return {st.st_dev, st.st_ino};
 }
 
@@ -118,7 +118,7 @@ void ImageWriter::write_at(uint64_t offset, const void* data, size_t n) {
   while (n > 0) {
     const ssize_t w = ::pwrite(fd_.get(), p, n, static_cast<off_t>(offset));
     if (w < 0 && errno == EINTR) continue;
-    if (w < 0) throw_io("write", temp_, errno);
+    if (w < 0) throw_io("write", image_, errno);
     p += w, n -= static_cast<size_t>(w), offset += static_cast<uint64_t>(w);
   }
 }
@@ -128,9 +128,9 @@ void ImageWriter::read_at(uint64_t offset, void* data, size_t n) const {
   while (n > 0) {
     const ssize_t r = ::pread(fd_.get(), p, n, static_cast<off_t>(offset));
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0) throw_io("read back", temp_, errno);
+    if (r < 0) throw_io("read back", image_, errno);
     if (r == 0)
-      throw MkfsError(std::string("cannot read back ") + quote_path(temp_) + ": unexpected end of file");
+      throw MkfsError(std::string("cannot read back ") + quote_path(image_) + ": unexpected end of file");
     p += r, n -= static_cast<size_t>(r), offset += static_cast<uint64_t>(r);
   }
 }
@@ -147,10 +147,10 @@ void ImageWriter::commit(format::Superblock sb, std::span<const uint8_t> meta,
   std::memcpy(head.data(), &sb, sizeof sb);
   write_at(0, head.data(), head.size());
   const uint64_t end = signature.empty() ? sb.image_size : sb.sig_offset + sb.sig_size;  // FORMAT.md 7.1
-  if (::ftruncate(fd_.get(), static_cast<off_t>(end)) != 0) throw_io("resize", temp_, errno);
-  if (::fchmod(fd_.get(), 0644) != 0) throw_io("set the mode of", temp_, errno);
-  if (::fsync(fd_.get()) != 0) throw_io("sync", temp_, errno);
-  if (::close(fd_.release()) != 0) throw_io("write", temp_, errno);  // a deferred write can fail here
+  if (::ftruncate(fd_.get(), static_cast<off_t>(end)) != 0) throw_io("resize", image_, errno);
+  if (::fchmod(fd_.get(), 0644) != 0) throw_io("set the mode of", image_, errno);
+  if (::fsync(fd_.get()) != 0) throw_io("sync", image_, errno);
+  if (::close(fd_.release()) != 0) throw_io("write", image_, errno);  // a deferred write can fail here
   // Without --force, RENAME_NOREPLACE closes the window between the existence check and the rename.
   int r = force_ ? ::rename(temp_.c_str(), image_.c_str())
                  : ::renameat2(AT_FDCWD, temp_.c_str(), AT_FDCWD, image_.c_str(), RENAME_NOREPLACE);

@@ -8,7 +8,9 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "cli_util.h"
 #include "gdfs/image.h"
@@ -318,7 +320,7 @@ TEST_F(Inspect, UsageErrors) {
 
 // A full target: the extraction stops at the first entry that cannot be written, with one message for it
 // and one saying where it stopped, not one per remaining entry; no temporary file is left. An archive
-// says why it could not be written.
+// says why it could not be written, and mkfs names the image it could not write, not its temporary file.
 TEST_F(Inspect, AFullTargetStopsTheExtractionAtOnce) {
   if (geteuid() != 0) GTEST_SKIP() << "mounting a small tmpfs needs root";
   const std::string tiny = *dir_ / "tiny";
@@ -327,9 +329,22 @@ TEST_F(Inspect, AFullTargetStopsTheExtractionAtOnce) {
     GTEST_SKIP() << "cannot mount a tmpfs: " << std::strerror(errno);
   const CliResult tree = run_inspect({"extract", image_, tiny + "/out"});
   const CliResult archive = run_inspect({"extract", image_, "--archive", tiny + "/x.tar"});
+  fs::create_directories(*dir_ / "noise");
+  {
+    std::ofstream noise(*dir_ / "noise/r.bin", std::ios::binary);  // incompressible: more than the tmpfs
+    std::mt19937_64 rng(7);
+    for (int i = 0; i < 256 * 1024 / 8; ++i) {
+      const uint64_t v = rng();
+      noise.write(reinterpret_cast<const char*>(&v), sizeof v);
+    }
+  }
+  const CliResult image = run_mkfs({"-q", *dir_ / "noise", tiny + "/y.gdfs"});  // mkfs names its image
   std::vector<std::string> left;
-  for (const auto& e : fs::recursive_directory_iterator(tiny))
-    if (e.path().filename().string().find("gdfs-tmp") != std::string::npos) left.push_back(e.path());
+  for (const auto& e : fs::recursive_directory_iterator(tiny)) {
+    const std::string name = e.path().filename();
+    if (name.find("gdfs-tmp") != std::string::npos || name.find(".tmp.") != std::string::npos)
+      left.push_back(e.path());
+  }
   umount2(tiny.c_str(), MNT_DETACH);
   EXPECT_EQ(tree.code, 1);
   size_t cannot_write = 0;
@@ -342,6 +357,10 @@ TEST_F(Inspect, AFullTargetStopsTheExtractionAtOnce) {
   EXPECT_EQ(archive.code, 1);
   EXPECT_NE(archive.err.find("cannot write " + tiny + "/x.tar: No space left on device"), std::string::npos)
       << archive.err;
+  EXPECT_EQ(image.code, 1);
+  EXPECT_NE(image.err.find("cannot write '" + tiny + "/y.gdfs': No space left on device"), std::string::npos)
+      << image.err;
+  EXPECT_FALSE(fs::exists(tiny + "/y.gdfs"));
   EXPECT_TRUE(left.empty()) << left.front();
 }
 
