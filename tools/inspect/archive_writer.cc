@@ -43,7 +43,7 @@ la_ssize_t write_sink(archive* a, void* client, const void* buf, size_t n) {
   const int error = errno;
   if (sink.write(static_cast<const char*>(buf), n)) return static_cast<la_ssize_t>(n);
   const int code = errno != error ? errno : EIO;
-  archive_set_error(a, code, "%s", std::strerror(code));  // "No space left on device", not "cannot write"
+  archive_set_error(a, code, "%s", std::strerror(code));  // the message gives the reason: "No space left ..."
   return -1;
 }
 
