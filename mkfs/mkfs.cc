@@ -2,6 +2,7 @@
 
 #include <malloc.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -192,8 +193,13 @@ bool is_archive_source(const Options& o) {
 
 namespace {
 
-// An image given as SOURCE would read as an archive libarchive does not know: say what to do instead.
+// An image given as SOURCE would read as an archive libarchive does not know, and "-" on a terminal would
+// wait for an archive typed in (a forgotten pipe, as tar says): say what to do instead.
 void refuse_image_source(const Options& o) {
+  if (o.source == "-" && ::isatty(STDIN_FILENO))
+    throw MkfsError(
+        "refusing to read an archive from a terminal; pipe one in (tar -cf - DIR | mkfs.gdfs - "
+        "IMAGE), or give SOURCE");
   char head[sizeof format::kMagic] = {};
   std::ifstream in(o.source, std::ios::binary);
   if (o.source == "-" || !in.read(head, sizeof head) || std::memcmp(head, format::kMagic, sizeof head) != 0)

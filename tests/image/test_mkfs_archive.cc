@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 #include <locale.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 #include "archive_util.h"
@@ -424,6 +426,30 @@ TEST_F(ArchiveMembers, NotAnArchiveIsAnError) {
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("cannot read archive '" + dir_ / "m.tar" + "'"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(image()));
+}
+
+// "-" on a terminal is a forgotten pipe: refused at once (as tar does), never a wait for typed input.
+TEST_F(ArchiveMembers, StandardInputOnATerminalIsRefused) {
+  const int master = posix_openpt(O_RDWR | O_NOCTTY);
+  if (master < 0 || grantpt(master) != 0 || unlockpt(master) != 0)
+    GTEST_SKIP() << "no pseudo-terminal here: " << std::strerror(errno);
+  const std::string out = image();
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    alarm(20);  // a mkfs that waits on the terminal ends here, by SIGALRM, and fails the test
+    const int slave = ::open(ptsname(master), O_RDWR | O_NOCTTY);
+    if (slave < 0 || dup2(slave, STDIN_FILENO) < 0) _exit(3);
+    const CliResult r = run_mkfs({"-q", "-", out});
+    _exit(r.code == 1 && r.err.find("refusing to read an archive from a terminal") != std::string::npos ? 0
+                                                                                                        : 4);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  close(master);
+  ASSERT_TRUE(WIFEXITED(status)) << "mkfs ended by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_FALSE(fs::exists(out));
 }
 
 // An image is no archive; the message says how to build from one.
