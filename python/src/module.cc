@@ -195,7 +195,7 @@ OpenArgs open_args(py::object path, const py::dict& kw) {
   opt.source.disk_cache_size = count_of(kw["disk_cache_size"], "disk_cache_size", UINT64_MAX);
   if (!kw["ca_file"].is_none()) opt.source.ca_file = given_path(kw["ca_file"], "ca_file");
   opt.source.remote_timeout_s = kw["remote_timeout"].cast<double>();
-  if (!(opt.source.remote_timeout_s > 0 && opt.source.remote_timeout_s <= SourceOptions::kMaxRemoteTimeout))
+  if (!SourceOptions::remote_timeout_ok(opt.source.remote_timeout_s))
     throw py::value_error("remote_timeout must be more than 0 and at most 86400 seconds, not " +
                           py::repr(kw["remote_timeout"]).cast<std::string>());
   if (!kw["aws"].is_none())

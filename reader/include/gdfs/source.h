@@ -99,6 +99,8 @@ struct SourceOptions {
   // More than 0 and at most kMaxRemoteTimeout; anything else (NaN, infinity) is refused at open (EINVAL).
   double remote_timeout_s = 60;
   static constexpr double kMaxRemoteTimeout = 86400;
+  // Whether open takes `seconds` as remote_timeout_s (written so that NaN is refused too).
+  static bool remote_timeout_ok(double seconds) { return seconds > 0 && seconds <= kMaxRemoteTimeout; }
   // Persistent cache of fetched page bytes (remote): a folder, and its bound in bytes. Empty: none.
   std::string cache_dir;
   uint64_t disk_cache_size = uint64_t{1} << 30;

@@ -378,8 +378,8 @@ std::unique_ptr<Source> open_remote_source(const std::string& url, const SourceO
   cfg.ca_file = options.ca_file;
   if (cfg.ca_file.empty())
     if (const char* ca = std::getenv("GDFS_CA_FILE")) cfg.ca_file = ca;
-  // Written so that NaN fails too: the timeout becomes a deadline in integer milliseconds.
-  if (!(options.remote_timeout_s > 0 && options.remote_timeout_s <= SourceOptions::kMaxRemoteTimeout))
+  // The timeout becomes a deadline in integer milliseconds: NaN or infinity would make it undefined.
+  if (!SourceOptions::remote_timeout_ok(options.remote_timeout_s))
     throw ImageError(url_for_messages(url) + ": remote_timeout is " +
                          std::to_string(options.remote_timeout_s) +
                          " s: it must be more than 0 and at most 86400",
