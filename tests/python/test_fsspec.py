@@ -291,6 +291,11 @@ def test_a_chained_http_image(tree):
                 assert f"http://127.0.0.1:{port}/set.gdfs" in shown and "s3cret" not in shown
                 assert "alice" not in shown and "sig0123" not in shown
         assert "s3cret" not in repr(img)  # closed too
+        # A cache folder that cannot be made raises what a bad local path does.
+        with pytest.raises(NotADirectoryError, match="cache_dir"):
+            gdfs.Image(url, cache_dir=str(tree[1]))
+        with pytest.raises(FileNotFoundError, match="cache_dir"):
+            gdfs.Image(url, cache_dir=str(tree[1].parent / "missing" / "cache"))
     finally:
         server.shutdown()
 

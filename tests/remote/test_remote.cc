@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <tuple>
+#include <utility>
 
 #include "cli_util.h"
 #include "reader/src/testing.h"
@@ -651,6 +652,27 @@ TEST(RemoteCache, TwoReadersShareOneFolder) {
   EXPECT_TRUE(files_named(o.source.cache_dir, "").size() ==
               files_named(o.source.cache_dir, ".blk").size() + 1)
       << "temporary files left behind";
+}
+
+TEST(RemoteCache, AFolderThatCannotBeMadeIsRefusedWithItsOwnErrno) {
+  const TestImage& img = data_image();
+  WebServer web;
+  REQUIRE_SERVER(*web.nginx);
+  const std::string dir = fresh_dir("cache-errors");
+  const std::string file = dir + "/a-file";
+  std::ofstream(file) << "x";
+  ReaderOptions o = quiet_options();
+  for (const auto& [cache_dir, code] :
+       {std::pair{dir + "/missing/cache", ENOENT}, std::pair{file, ENOTDIR}}) {
+    o.source.cache_dir = cache_dir;
+    try {
+      Reader::open(web.http_url(img.name), o);
+      ADD_FAILURE() << cache_dir << " was taken as a cache folder";
+    } catch (const ImageError& e) {
+      EXPECT_EQ(e.code(), code) << e.what();  // FileNotFoundError, NotADirectoryError in Python
+      EXPECT_NE(std::string(e.what()).find("cache_dir " + cache_dir), std::string::npos) << e.what();
+    }
+  }
 }
 
 // ---- a site: one object store, one caching proxy, many readers ---------------------------------------

@@ -56,6 +56,11 @@ bool make_dir(const std::string& path) {
   return ::mkdir(path.c_str(), 0755) == 0 || errno == EEXIST;
 }
 
+// With the folder's own errno, so that callers see ENOENT, ENOTDIR or EACCES as for any path they gave.
+[[noreturn]] void throw_dir_error(const std::string& dir, const char* what, int err) {
+  throw ImageError("cache_dir " + dir + ": " + what + ": " + std::strerror(err), err);
+}
+
 bool write_all(int fd, const uint8_t* p, size_t n) {
   while (n > 0) {
     const ssize_t w = ::write(fd, p, n);
@@ -95,9 +100,9 @@ DiskCache::DiskCache(const std::string& dir, uint64_t capacity, const std::strin
   root_ = dir + "/" + kLayout;
   obj_dir_ = hex16(object_hash_);
   if (!make_dir(dir) || !make_dir(root_) || !make_dir(root_ + "/" + obj_dir_))
-    throw ImageError("cache_dir " + dir + ": cannot create it: " + std::strerror(errno));
+    throw_dir_error(dir, "cannot create it", errno);
   if (::access((root_ + "/" + obj_dir_).c_str(), R_OK | W_OK | X_OK) != 0)
-    throw ImageError("cache_dir " + dir + ": not writable: " + std::strerror(errno));
+    throw_dir_error(dir, "not writable", errno);
   // Which object this folder holds, for people looking at the cache (written once, atomically).
   const std::string about = root_ + "/" + obj_dir_ + "/object";
   if (::access(about.c_str(), F_OK) != 0) {
