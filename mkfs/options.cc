@@ -152,6 +152,14 @@ void add_options(CLI::App& app, Options& o, bool& all_root) {
                  "under it)")
       ->type_name("GLOB")
       ->allow_extra_args(false);  // one pattern per --exclude, never SOURCE
+  app.add_flag(
+      "--no-xattrs", [&o](int64_t) { o.xattrs = false; },
+      "Store no extended attributes (from the tree or the archive)");
+  app.add_option("--exclude-xattr", o.xattr_excludes,
+                 "Leave out extended attributes whose name matches GLOB (fnmatch; repeatable), e.g. "
+                 "'security.*' for a build host's SELinux labels")
+      ->type_name("GLOB")
+      ->allow_extra_args(false);
   app.add_flag("--all-root", all_root, "Make every inode owned by uid 0 and gid 0");
   app.add_option("--uid", o.uid, "Make every inode owned by uid N")->type_name("N");
   app.add_option("--gid", o.gid, "Make every inode owned by gid N")->type_name("N");

@@ -41,6 +41,8 @@ struct Options {
   std::string sign_key;   // --sign KEY: a PEM Ed25519 private key (FORMAT.md 7.1)
 
   std::vector<std::string> excludes;         // fnmatch patterns against the relative path and the basename
+  bool xattrs = true;                        // --no-xattrs clears it: no xattr is read or stored
+  std::vector<std::string> xattr_excludes;   // --exclude-xattr: fnmatch patterns against xattr names
   std::optional<uint32_t> uid, gid;          // owner overrides (--all-root sets both to 0 unless given)
   std::optional<int64_t> mtime;              // --mtime: every inode's mtime
   std::optional<int64_t> source_date_epoch;  // SOURCE_DATE_EPOCH from the environment

@@ -1,6 +1,6 @@
 // The data pass: reads every regular file once and turns it into pages. A directory build reads the
-// files in packing order (pack_data, data_order.h); an archive build packs each member as the archive delivers it
-// (StreamPacker), so its data is in archive order.
+// files in packing order (pack_data, data_order.h); an archive build packs each member as the archive
+// delivers it (StreamPacker), so its data is in archive order.
 //
 // Logical page i of a file covers [i*P, min(size, (i+1)*P)). A page of zeros (a hole, or real zero
 // bytes) gets no PageEntry and goes into the file's hole runs instead; holes are found with

@@ -130,6 +130,13 @@ bool is_excluded(const Options& o, const std::string& rel, const std::string& na
   return false;
 }
 
+bool keeps_xattr(const Options& o, const char* key) {
+  if (!o.xattrs) return false;
+  for (const std::string& glob : o.xattr_excludes)
+    if (::fnmatch(glob.c_str(), key, 0) == 0) return false;
+  return true;
+}
+
 std::string full_path(const Options& o, const std::string& rel) {
   // The trailing "/" makes the l*() calls on the root follow it if SOURCE_DIR is a symlink to a
   // directory; nothing below the root is ever followed.

@@ -64,6 +64,8 @@ void set_mtime(const Options& o, ScanNode& n, int64_t sec, uint32_t nsec);
 
 // Whether --exclude leaves out the entry at relative path `rel`, whose last component is `name`.
 bool is_excluded(const Options& o, const std::string& rel, const std::string& name);
+// Whether the xattr named `key` goes into the image (--no-xattrs, --exclude-xattr).
+bool keeps_xattr(const Options& o, const char* key);
 
 // The path to hand to system calls for a node's relative path.
 std::string full_path(const Options& o, const std::string& rel);

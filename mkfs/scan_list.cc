@@ -83,15 +83,17 @@ GetResult get_xattr(const XattrSource& from, const char* key, std::string& value
   }
 }
 
-// The node's xattrs, read through the open file where there is one. Returns "" or a message.
-std::string read_xattrs(const XattrSource& from, ScanNode& n) {
+// The node's xattrs that --exclude-xattr keeps, read through the open file where there is one. Returns
+// "" or a message.
+std::string read_xattrs(const Options& o, const XattrSource& from, ScanNode& n) {
+  if (!o.xattrs) return {};
   std::string names;
   if (!list_xattrs(from, names)) return io_message("list the extended attributes of", n.path, errno);
   for (size_t pos = 0; pos < names.size();) {
     const size_t end = std::min(names.find('\0', pos), names.size());
     std::string key = names.substr(pos, end - pos);
     pos = end + 1;
-    if (key.empty()) continue;
+    if (key.empty() || !keeps_xattr(o, key.c_str())) continue;
     std::string value;
     const GetResult r = get_xattr(from, key.c_str(), value);
     if (r == GetResult::kSkip) continue;
@@ -130,17 +132,18 @@ bool surely_no_xattrs([[maybe_unused]] int dir_fd, [[maybe_unused]] const std::s
 }
 
 // A regular file: its size, and its xattrs unless it surely has none. Returns "" or a message.
-std::string fill_regular(ScanNode& n, const struct stat& st, int dir_fd, const std::string& name) {
+std::string fill_regular(const Options& o, ScanNode& n, const struct stat& st, int dir_fd,
+                         const std::string& name) {
   n.size = static_cast<uint64_t>(st.st_size);
   // Most files have no xattrs, and one with data is opened by the data pass anyway, which leaves it out
   // (with --ignore-errors) if it cannot be read: an open here as well was a third of the scan's time on
   // the Linux tree (bench/results/2026-11-27-rebuild-scan-listxattrat-zen5-vm.txt).
-  if (n.size > 0 && surely_no_xattrs(dir_fd, name)) return {};
+  if (n.size > 0 && (!o.xattrs || surely_no_xattrs(dir_fd, name))) return {};
   // Otherwise open now, so that an unreadable file is skipped before it gets an inode, and read its
   // xattrs through the descriptor: no second lookup of the path.
   const UniqueFd fd(::openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY));
   if (fd.get() < 0) return io_message("open", n.path, errno);
-  return read_xattrs(XattrSource{n.path, fd.get()}, n);
+  return read_xattrs(o, XattrSource{n.path, fd.get()}, n);
 }
 
 }  // namespace
@@ -153,7 +156,7 @@ std::string fill_node(const Options& o, ScanNode& n, const struct stat& st, int 
   n.dev = st.st_dev;
   n.ino = st.st_ino;
   set_mtime(o, n, st.st_mtim.tv_sec, static_cast<uint32_t>(st.st_mtim.tv_nsec));
-  if (S_ISREG(st.st_mode)) return fill_regular(n, st, dir_fd, name);
+  if (S_ISREG(st.st_mode)) return fill_regular(o, n, st, dir_fd, name);
   const std::string path = full_path(o, n.path);
   switch (st.st_mode & S_IFMT) {
     case S_IFLNK:
@@ -172,7 +175,7 @@ std::string fill_node(const Options& o, ScanNode& n, const struct stat& st, int 
     default:
       return std::string("unsupported file type: ") + quote_path(n.path);
   }
-  return read_xattrs(XattrSource{path, -1}, n);
+  return read_xattrs(o, XattrSource{path, -1}, n);
 }
 
 Lister::Lister(const Options& o, const std::vector<FileId>& exclude, unsigned threads)

@@ -6,15 +6,18 @@
 #include <locale.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <set>
 
 #include "archive_util.h"
 #include "cli_util.h"
+#include "gdfs/image.h"
 #include "tree_util.h"
 
 namespace gdfs::test {
@@ -461,6 +464,44 @@ TEST_F(ArchiveMembers, AnImageAsSourceSaysHowToBuildFromIt) {
   EXPECT_NE(r.err.find("is a gdfs image, not a directory or an archive"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("--archive - | mkfs.gdfs"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(again));
+}
+
+// The xattr names of `path` in the image.
+std::set<std::string> xattr_names(const Image& img, const std::string& path) {
+  std::set<std::string> out;
+  for (const format::XattrPair& p : img.xattrs(img.resolve(path))) out.emplace(img.xattr_key(p));
+  return out;
+}
+
+// --no-xattrs and --exclude-xattr leave out the same xattrs of a tree and of its archive, on files with
+// data, empty files and directories.
+TEST(ArchiveXattrs, NoXattrsAndExcludeXattrApplyToTreesAndArchives) {
+  TempDir dir("xattr-filter");
+  const std::vector<std::string> paths{"d", "empty", "f"};
+  fs::create_directories(dir / "src/d");
+  write_text_file(dir / "src/f", 150000, 1);
+  write_file(dir / "src/empty", "");
+  for (const std::string& p : paths)
+    for (const char* key : {"user.keep", "user.drop1", "user.drop2"})
+      if (::setxattr((dir / ("src/" + p)).c_str(), key, "v", 1, 0) != 0)
+        GTEST_SKIP() << "no user xattrs on " << dir.path() << ": " << std::strerror(errno);
+  write_tree_archive(dir / "src", paths, dir / "src.tar", kPax);
+  const std::set<std::string> all{"user.drop1", "user.drop2", "user.keep"}, kept{"user.keep"};
+  for (const std::string& source : {dir / "src", dir / "src.tar"}) {
+    SCOPED_TRACE(source);
+    const std::vector<std::pair<std::vector<std::string>, std::set<std::string>>> cases{
+        {{}, all}, {{"--exclude-xattr", "user.drop*"}, kept}, {{"--no-xattrs"}, {}}};
+    for (const auto& [options, want] : cases) {
+      std::vector<std::string> args{"-q", "--force"};
+      args.insert(args.end(), options.begin(), options.end());
+      args.insert(args.end(), {source, dir / "img.gdfs"});
+      CliResult r = run_mkfs(args);
+      ASSERT_EQ(r.code, 0) << r.err;
+      auto img = Image::open(dir / "img.gdfs");
+      for (const std::string& p : paths) EXPECT_EQ(xattr_names(*img, "/" + p), want) << p;
+      EXPECT_EQ(img->has_xattrs(), !want.empty());
+    }
+  }
 }
 
 }  // namespace

@@ -85,7 +85,10 @@ expect_some() {
   echo "ok: '$line' -> includes $*"
 }
 
-# mkfs.gdfs: options and their values, SOURCE (a directory or an archive), then IMAGE (any file).
+# mkfs.gdfs: options and their values, SOURCE (a directory or an archive), then IMAGE (any file). Every
+# option of its --help is offered, and nothing else.
+mapfile -t mkfs_options < <("$mkfs" --help | grep -oE '^ +(-[a-zA-Z],)?--[a-z0-9-]+' | tr -d ' ' | tr ',' '\n')
+expect 'mkfs.gdfs -' "${mkfs_options[@]}"
 expect_some 'mkfs.gdfs --co' --codec --codec-for
 expect_some 'mkfs.gdfs --' --base --layered --base-hint --sign
 expect 'mkfs.gdfs --base sr' srcdir srcfile
@@ -98,6 +101,7 @@ expect 'mkfs.gdfs --page-size 3' 32768
 expect 'mkfs.gdfs -l 1' 1 10 11 12
 expect 'mkfs.gdfs sr' srcdir srcfile
 expect 'mkfs.gdfs -l 9 --exclude *.o srcdir sr' srcdir srcfile
+expect 'mkfs.gdfs --exclude-xattr security.* --tail-pack-limit 0 sr' srcdir srcfile
 expect 'mkfs.gdfs srcdir out.gdfs x'
 
 # gdfs: options, the -o list (names, and values after '='), IMAGE then MOUNTPOINT.
