@@ -13,7 +13,6 @@
 namespace gdfs::mkfs {
 namespace {
 
-constexpr size_t kHelpWidth = 80;  // --help fits a classic terminal
 constexpr const char* kTool = "mkfs.gdfs";
 
 // Parses argv into `o`; returns an exit code when the run ends here (--help, --version, bad usage).
@@ -25,7 +24,6 @@ int parse(int argc, char** argv, Options& o, std::ostream& out, std::ostream& er
   cli::add_version_flag(app);
   bool all_root = false;
   add_options(app, o, all_root);
-  fit_help(app, kHelpWidth);
   if (const int code = cli::parse(app, argc, argv, out, err); code >= 0) return code;
   try {
     finish_options(o, all_root, std::getenv("SOURCE_DATE_EPOCH"));

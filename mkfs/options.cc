@@ -56,29 +56,6 @@ const CLI::Validator kCodecRule(
     },
     "GLOB=CODEC");
 
-// Greedy word wrap of each line of `text` at spaces, to at most `width` columns (a longer word gets a
-// line of its own).
-std::string wrap(std::string_view text, size_t width) {
-  std::string out;
-  size_t column = 0;
-  for (size_t at = 0; at <= text.size();) {
-    const size_t end = std::min(text.find_first_of(" \n", at), text.size());
-    const std::string_view word = text.substr(at, end - at);
-    if (column > 0 && column + 1 + word.size() > width) {
-      out += '\n';
-      column = 0;
-    } else if (column > 0) {
-      out += ' ';
-      ++column;
-    }
-    out += word;
-    column += word.size();
-    if (end < text.size() && text[end] == '\n') out += '\n', column = 0;
-    at = end + 1;
-  }
-  return out;
-}
-
 }  // namespace
 
 void add_options(CLI::App& app, Options& o, bool& all_root) {
@@ -187,15 +164,6 @@ void add_options(CLI::App& app, Options& o, bool& all_root) {
       "Exit codes: 0 ok, 1 error (no image written, or the summary could not be), 2 usage error or entries "
       "skipped by "
       "--ignore-errors (the image was written without them).");
-}
-
-void fit_help(CLI::App& app, size_t width) {
-  app.description(wrap(app.get_description(), width));
-  app.footer(wrap(app.get_footer(), width));
-  // CLI11 2.1 indents each line of a description to the option column, but never wraps it.
-  const size_t column = app.get_formatter()->get_column_width();
-  for (CLI::Option* opt : app.get_options())
-    opt->description(wrap(opt->get_description(), width > column ? width - column : 1));
 }
 
 void finish_options(Options& o, bool all_root, const char* sde) {

@@ -57,10 +57,6 @@ struct Options {
 // Registers every option of mkfs.gdfs on `app`, writing into `o`; `all_root` receives --all-root.
 void add_options(CLI::App& app, Options& o, bool& all_root);
 
-// Wraps the help text of `app` (its description, footer and every option's description) at word
-// boundaries so that no line of --help is wider than `width` columns.
-void fit_help(CLI::App& app, size_t width);
-
 // Fills in what depends on the environment and on other options: the thread count, the owner overrides
 // of --all-root, SOURCE_DATE_EPOCH (`sde` is its value, null when unset). Throws std::invalid_argument
 // with a user-facing message when SOURCE_DATE_EPOCH is not an integer.

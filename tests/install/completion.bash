@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The bash completions in completion/: sources bash-completion and each file, then runs the function
 # each one registers as bash would on TAB, and compares COMPREPLY with what should be offered.
-# Usage: completion.bash COMPLETION_DIR MKFS_BINARY INSPECT_BINARY
+# Usage: completion.bash COMPLETION_DIR MKFS_BINARY INSPECT_BINARY GDEFLATE_BINARY
 # Exits 77 (a skip, for ctest) when bash-completion is not installed.
 set -euo pipefail
 
@@ -10,7 +10,7 @@ if [ ! -r "$bash_completion" ]; then
   echo "SKIP: $bash_completion is missing (Debian package bash-completion)"
   exit 77
 fi
-dir=$1 mkfs=$2 inspect=$3
+dir=$1 mkfs=$2 inspect=$3 gdeflate=$4
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -85,10 +85,23 @@ expect_some() {
   echo "ok: '$line' -> includes $*"
 }
 
-# mkfs.gdfs: options and their values, SOURCE (a directory or an archive), then IMAGE (any file). Every
-# option of its --help is offered, and nothing else.
-mapfile -t mkfs_options < <("$mkfs" --help | grep -oE '^ +(-[a-zA-Z],)?--[a-z0-9-]+' | tr -d ' ' | tr ',' '\n')
-expect 'mkfs.gdfs -' "${mkfs_options[@]}"
+# The options of a --help (CLI11's layout: "  -l,--level,--levels TYPE"), one per line.
+help_options() {
+  "$@" --help | grep -aoE '^  (-[a-zA-Z],)?--[a-z0-9-]+(,--[a-z0-9-]+)*' | tr -d ' ' | tr ',' '\n'
+}
+# Each command offers every option of its --help after '-', and nothing else.
+mapfile -t options < <(help_options "$mkfs")
+expect 'mkfs.gdfs -' "${options[@]}"
+for sub in info ls pages stats verify cat extract flatten counters; do
+  mapfile -t options < <(help_options "$inspect" "$sub")
+  expect "gdfs-inspect $sub -" "${options[@]}"
+done
+for sub in compress decompress bench; do
+  mapfile -t options < <(help_options "$gdeflate" "$sub")
+  expect "gdeflate $sub -" "${options[@]}"
+done
+
+# mkfs.gdfs: options and their values, SOURCE (a directory or an archive), then IMAGE (any file).
 expect_some 'mkfs.gdfs --co' --codec --codec-for
 expect_some 'mkfs.gdfs --' --base --layered --base-hint --sign
 expect 'mkfs.gdfs --base sr' srcdir srcfile
@@ -122,7 +135,7 @@ expect 'gdfs srcfile sr' srcdir
 # gdfs-inspect: subcommands, each one's options, and paths inside the image (the binary lists them).
 expect 'gdfs-inspect ' info ls pages stats verify cat extract flatten counters
 expect 'gdfs-inspect ls -' -h --help -l --long -R --recursive --json --base --key
-expect 'gdfs-inspect flatten --' --help --base --key --force
+expect 'gdfs-inspect flatten --' --help --base --key --force --sign
 expect 'gdfs-inspect counters --' --help --json
 expect "$inspect cat --key srcfile t.gdfs " docs/ readme
 expect 'gdfs-inspect verify --' --help --threads --base --key

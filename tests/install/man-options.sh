@@ -17,7 +17,7 @@ all_help() {
   local bin=$1 help sub
   help=$("$bin" --help)
   printf '%s\n' "$help"
-  for sub in $(printf '%s\n' "$help" | sed -n '/^Subcommands:/,/^$/p' | awk 'NR > 1 && NF { print $1 }'); do
+  for sub in $(printf '%s\n' "$help" | sed -n '/^Subcommands:/,/^$/p' | awk 'NR > 1 && /^  [^ ]/ { print $1 }'); do
     "$bin" "$sub" --help
   done
 }

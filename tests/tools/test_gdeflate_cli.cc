@@ -212,9 +212,17 @@ TEST_F(Cli, BenchPairedTimesTheSameRows) {
 }
 
 TEST_F(Cli, BenchForcesTheScalarDecoder) {
-  const CliResult r = gdeflate({"bench", "--min-time", "0", "-l", "1", "--decoder", "scalar", Path("in")});
+  const CliResult r = gdeflate({"bench", "--min-time", "0", "-l", "1", "--decoder", "Scalar", Path("in")});
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_TRUE(contains(r.out, "gdfs decoder: scalar")) << r.out;
+  EXPECT_TRUE(contains(r.out, "gdfs decoder: scalar")) << r.out;  // any case, as the help says
+}
+
+// A decoder that does not exist is named with every one that does (a byte-sized enum once cut the list
+// short at its first value).
+TEST_F(Cli, AnUnknownDecoderListsThemAll) {
+  const CliResult r = gdeflate({"bench", "--decoder", "neon", Path("in")});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "--decoder: neon not in {auto,scalar,avx2,avx512}")) << r.err;
 }
 
 // nvCOMP's host codec is loaded only when asked for (tests/interop runs the bench with it); a library

@@ -1,6 +1,8 @@
 #include "cli_app.h"
 
+#include <algorithm>
 #include <ostream>
+#include <string_view>
 
 #include "gdfs/printable.h"
 #include "gdfs/version.h"
@@ -71,6 +73,45 @@ std::string unknown_subcommand(CLI::App& app, int argc, char** argv) {
   return {};
 }
 
+constexpr size_t kHelpWidth = 80;  // --help fits a classic terminal
+
+// Greedy word wrap of each line of `text` at spaces, to at most `width` columns (a longer word gets a
+// line of its own).
+std::string wrap(std::string_view text, size_t width) {
+  std::string out;
+  size_t column = 0;
+  for (size_t at = 0; at <= text.size();) {
+    const size_t end = std::min(text.find_first_of(" \n", at), text.size());
+    const std::string_view word = text.substr(at, end - at);
+    if (column > 0 && column + 1 + word.size() > width) {
+      out += '\n';
+      column = 0;
+    } else if (column > 0) {
+      out += ' ';
+      ++column;
+    }
+    out += word;
+    column += word.size();
+    if (end < text.size() && text[end] == '\n') out += '\n', column = 0;
+    at = end + 1;
+  }
+  return out;
+}
+
+// Wraps the help of `app` and of its subcommands to `width` columns. CLI11 indents each line of an
+// option's (or a subcommand's, in its parent's list) description to the option column, but never wraps
+// it.
+void fit_help(CLI::App& app, size_t width) {
+  const size_t column = app.get_formatter()->get_column_width();
+  const size_t text = width > column ? width - column : 1;
+  app.footer(wrap(app.get_footer(), width));
+  for (CLI::Option* opt : app.get_options()) opt->description(wrap(opt->get_description(), text));
+  for (CLI::App* sub : app.get_subcommands({})) {
+    fit_help(*sub, width);
+    sub->description(wrap(sub->get_description(), text));
+  }
+}
+
 }  // namespace
 
 CLI::Validator may_be_empty() {
@@ -78,6 +119,8 @@ CLI::Validator may_be_empty() {
 }
 
 int parse(CLI::App& app, int argc, char** argv, std::ostream& out, std::ostream& err) {
+  app.description(wrap(app.get_description(), kHelpWidth));
+  fit_help(app, kHelpWidth);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,10 +1,12 @@
 #include "cli.h"
 
+#include <cctype>
 #include <istream>
-#include <map>
 #include <ostream>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "bench.h"
 #include "cli_app.h"
@@ -18,6 +20,25 @@ namespace {
 
 namespace gd = gdfs::gdeflate;
 
+// --decoder's values, by DecodePath.
+const std::vector<std::pair<std::string, gd::DecodePath>> kDecoderPaths = {
+    {"auto", gd::DecodePath::kAuto},
+    {"scalar", gd::DecodePath::kScalar},
+    {"avx2", gd::DecodePath::kAvx2},
+    {"avx512", gd::DecodePath::kAvx512}};
+
+std::vector<std::string> decoder_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : kDecoderPaths) names.push_back(entry.first);
+  return names;
+}
+
+gd::DecodePath decode_path_named(const std::string& name) {
+  for (const auto& [n, path] : kDecoderPaths)
+    if (n == name) return path;
+  return gd::DecodePath::kAuto;
+}
+
 struct Args {
   std::string input, output;
   int level = gd::kDefaultLevel;
@@ -28,7 +49,7 @@ struct Args {
   std::vector<std::string> files;
   double min_seconds = 1.0;
   unsigned paired_rounds = 0;
-  gd::DecodePath decoder = gd::DecodePath::kAuto;
+  std::string decoder = "auto";  // a name in kDecoderPaths
   std::string nvcomp_cpu;
   bool x86_filter = false;
 };
@@ -67,13 +88,16 @@ void add_bench(CLI::App* app, Args& a) {
                   "Time the codecs taking turns page by page, ROUNDS times, each page at its fastest round "
                   "(steadier ratios on a shared machine; replaces --min-time)")
       ->check(CLI::Range(1u, 1000u));
-  const std::map<std::string, gd::DecodePath> paths = {{"auto", gd::DecodePath::kAuto},
-                                                       {"scalar", gd::DecodePath::kScalar},
-                                                       {"avx2", gd::DecodePath::kAvx2},
-                                                       {"avx512", gd::DecodePath::kAvx512}};
   cmd->add_option("--decoder", a.decoder, "Our decoder: auto, scalar, avx2 or avx512 (falls back if absent)")
-      ->transform(CLI::CheckedTransformer(paths, CLI::ignore_case))
-      ->default_str("auto");
+      ->transform(CLI::Validator(
+          [](std::string& s) {
+            for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            return std::string();
+          },
+          ""))
+      ->check(CLI::IsMember(decoder_names()).description(""))
+      ->type_name("NAME")
+      ->capture_default_str();
   cmd->add_flag("--x86-filter", a.x86_filter,
                 "Also time ours with the x86 branch filter on every page (mkfs.gdfs filters pages that look "
                 "like x86 code), and its ratio to ours without");
@@ -157,8 +181,8 @@ int gdeflate_main(int argc, char** argv, std::istream& in, std::ostream& out, st
     if (*comp) compress(a, in, out);
     if (*decomp) decompress(a, in, out);
     if (app.got_subcommand("bench"))
-      run_bench({*parse_levels(a.levels), a.files, a.min_seconds, a.paired_rounds, a.decoder,
-                 nvcomp_library(a.nvcomp_cpu), a.x86_filter},
+      run_bench({*parse_levels(a.levels), a.files, a.min_seconds, a.paired_rounds,
+                 decode_path_named(a.decoder), nvcomp_library(a.nvcomp_cpu), a.x86_filter},
                 in, out);
     return 0;
   });

@@ -1,7 +1,9 @@
 #include "cli.h"
 
 #include <ostream>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "archive_format.h"
 #include "cli_app.h"
@@ -26,6 +28,13 @@ CLI::App* add_command(CLI::App& app, const char* name, const char* what, Options
   return cmd;
 }
 
+// "a, b, c": the values an option takes, for its help.
+std::string join_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
 void add_path(CLI::App* cmd, Options& o, bool required) {
   auto* opt = cmd->add_option("PATH", o.path, "Path inside the image, e.g. /dir/file");
   if (required) opt->required();
@@ -45,11 +54,15 @@ void add_archive_options(CLI::App* cmd, Options& o) {
   archive->type_name("FILE");
   cmd->add_option("--format", o.format,
                   "Archive format: tar (= pax: nanosecond mtimes, xattrs, holes), ustar, gnutar, cpio (= "
-                  "newc), odc, zip, 7zip, ...")
-      ->check(CLI::IsMember(inspect::archive_format_names()))
+                  "newc), odc, zip, ... (all: " +
+                      join_names(inspect::archive_format_names()) + ")")
+      ->check(CLI::IsMember(inspect::archive_format_names()).description(""))
+      ->type_name("FORMAT")
       ->needs(archive);
-  cmd->add_option("--compress", o.compress, "Compression filter of the archive")
-      ->check(CLI::IsMember(inspect::archive_filter_names()))
+  cmd->add_option("--compress", o.compress,
+                  "Compression filter of the archive: " + join_names(inspect::archive_filter_names()))
+      ->check(CLI::IsMember(inspect::archive_filter_names()).description(""))
+      ->type_name("FILTER")
       ->needs(archive);
 }
 
