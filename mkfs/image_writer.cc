@@ -147,7 +147,10 @@ void ImageWriter::commit(format::Superblock sb, std::span<const uint8_t> meta,
   std::memcpy(head.data(), &sb, sizeof sb);
   write_at(0, head.data(), head.size());
   const uint64_t end = signature.empty() ? sb.image_size : sb.sig_offset + sb.sig_size;  // FORMAT.md 7.1
-  if (::ftruncate(fd_.get(), static_cast<off_t>(end)) != 0) throw_io("resize", image_, errno);
+  // Zeros up to a whole number of 4 KiB blocks, so that the file can back a block device as it is: a loop
+  // device drops a partial last sector, dm-verity takes whole 4 KiB blocks (FORMAT.md, section 2).
+  const uint64_t padded = (end + format::kFilePadding - 1) / format::kFilePadding * format::kFilePadding;
+  if (::ftruncate(fd_.get(), static_cast<off_t>(padded)) != 0) throw_io("resize", image_, errno);
   if (::fchmod(fd_.get(), 0644) != 0) throw_io("set the mode of", image_, errno);
   if (::fsync(fd_.get()) != 0) throw_io("sync", image_, errno);
   if (::close(fd_.release()) != 0) throw_io("write", image_, errno);  // a deferred write can fail here

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -707,7 +708,9 @@ TEST_F(Fuse, BadImagesAreRefusedBeforeMounting) {
   Bytes img = read_bytes(*dir_ / "data.img");
   write_bytes(*dir_ / "truncated.img", Bytes(img.begin(), img.begin() + img.size() / 2));
   Bytes meta = img;
-  meta[meta.size() - 100] ^= 1;  // inside the metadata: its checksum fails
+  format::Superblock sb;
+  std::memcpy(&sb, img.data(), sizeof sb);
+  meta[sb.image_size - 100] ^= 1;  // inside the metadata: its checksum fails
   write_bytes(*dir_ / "meta.img", meta);
   write_bytes(*dir_ / "garbage.img", Bytes(10000, 0x5a));
   for (const std::string name : {"missing.img", "truncated.img", "meta.img", "garbage.img"}) {

@@ -185,7 +185,7 @@ TEST_F(Corrupt, CraftedSuperblocksAreRefused) {
        },
        "format version 0.0 is invalid"},
       {"page size 2^20", [](Superblock& s) { s.page_log2 = 20; }, "page size"},
-      {"image size past the file", [](Superblock& s) { s.image_size += 8; }, "truncated"},
+      {"image size past the file", [](Superblock& s) { s.image_size += 1 << 20; }, "truncated"},
       {"section out of range", [](Superblock& s) { s.sections[kSecPages].size += 1ull << 40; }, "section 3"},
       {"section moved", [](Superblock& s) { s.sections[kSecBlob].offset += 8; }, "section 8"},
       {"reserved section slot used", [](Superblock& s) { s.sections[10].size = 8; }, "section 10"},

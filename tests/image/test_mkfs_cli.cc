@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -240,6 +241,29 @@ TEST_F(Mkfs, BadArgumentsAreRefused) {
 }
 
 // --help fits an 80-column terminal: every line of it, option descriptions and footer included.
+// The image file is whole 4 KiB blocks, so that it backs a loop device as it is (a loop device drops a
+// partial last sector): the device reads as the file does.
+TEST_F(Mkfs, TheImageFileIsWholeBlocksAndReadsAsALoopDevice) {
+  ASSERT_EQ(run_mkfs({"-q", dir_ / "src", dir_ / "img"}).code, 0);
+  const uint64_t size = fs::file_size(dir_ / "img");
+  EXPECT_EQ(size % 4096, 0u) << size;
+  const uint64_t image_size = Image::open(dir_ / "img")->superblock().image_size;
+  EXPECT_LE(image_size, size);
+  EXPECT_GT(image_size + 4096, size) << "more padding than one block needs";
+  if (geteuid() != 0) GTEST_SKIP() << "loop devices need root";
+  std::string device;
+  if (FILE* p = ::popen(("losetup -f --show --read-only '" + dir_ / "img" + "' 2>/dev/null").c_str(), "r")) {
+    char line[256] = {};
+    if (std::fgets(line, sizeof line, p) != nullptr) device = line;
+    ::pclose(p);
+  }
+  while (!device.empty() && device.back() == '\n') device.pop_back();
+  if (device.empty()) GTEST_SKIP() << "no loop device could be set up (losetup -f)";
+  const CliResult v = run_inspect({"verify", device});
+  EXPECT_EQ(std::system(("losetup -d " + device).c_str()), 0);
+  EXPECT_EQ(v.code, 0) << v.err;
+}
+
 TEST_F(Mkfs, HelpFitsIn80Columns) {
   CliResult r = run_mkfs({"--help"});
   ASSERT_EQ(r.code, 0) << r.err;

@@ -97,10 +97,11 @@ TEST_F(SignedImages, TheKeyOpensAndReadsEveryByteAndReadersWithoutItSeeNoChange)
   EXPECT_FALSE(plain->trusted());
   EXPECT_EQ(plain->page_digest(0), nullptr);
   EXPECT_EQ(read_all(*plain, "/f").first, slurp(dir_ / "a/f"));
-  // The image ends at image_size for a reader that knows nothing of signatures (a 2.1 reader).
+  // The image ends at image_size for a reader that knows nothing of signatures (a 2.1 reader); the file
+  // then ends with the signature region, padded to whole 4 KiB blocks.
   const format::Superblock& sb = plain->superblock();
   EXPECT_GE(sb.sig_offset, sb.image_size);
-  EXPECT_EQ(fs::file_size(dir_ / "A.gdfs"), sb.sig_offset + sb.sig_size);
+  EXPECT_EQ(fs::file_size(dir_ / "A.gdfs"), (sb.sig_offset + sb.sig_size + 4095) / 4096 * 4096);
 }
 
 TEST_F(SignedImages, InspectShowsTheSignatureAndVerifiesWithTheKey) {
@@ -159,7 +160,7 @@ TEST_F(SignedImages, AKeyFileThatIsNotAPublicEd25519KeyIsAnError) {
 TEST_F(SignedImages, ATruncatedOrFlippedSignatureRegionIsRefused) {
   const Bytes good = read_bytes(dir_ / "A.gdfs");
   const format::Superblock sb = surgery::superblock(good);
-  Bytes cut(good.begin(), good.end() - 10);
+  Bytes cut(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(sb.sig_offset + sb.sig_size - 10));
   write_bytes(dir_ / "cut.gdfs", cut);
   expect_refused(dir_ / "cut.gdfs", a_.pub, "missing or truncated");
   Bytes gone(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(sb.image_size));

@@ -33,6 +33,7 @@ inline constexpr uint16_t kMinorX86 = 3;
 inline constexpr uint16_t kNewestMinor = kMinorX86;  // the newest this reader reads: tools report it
 inline constexpr uint32_t kSuperblockSize = 512;
 inline constexpr uint64_t kDataOffset = 4096;  // page data starts here; 4 KiB keeps O_DIRECT possible
+inline constexpr uint64_t kFilePadding = 4096;  // writers pad the file to a multiple of this (FORMAT.md 2)
 inline constexpr uint32_t kPageAlign = 4;      // every page starts 4-byte aligned (GPU 32-bit loads)
 inline constexpr uint32_t kSectionAlign = 8;
 inline constexpr uint32_t kMinPageLog2 = 12;    // 4 KiB
