@@ -4,12 +4,14 @@
 // where FUSE mounts are impossible.
 #include <dirent.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -702,6 +704,50 @@ TEST_F(Fuse, KernelReadaheadFollowsTheDaemons) {
     EXPECT_EQ(std::stoi(text), kb) << opts;
     EXPECT_EQ(m->unmount(), 0) << m->log();
   }
+}
+
+// Whether a process with uid and gid `id` may open `path` for reading: a forked child drops to it.
+bool opens_as(const std::string& path, uid_t id) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (setgroups(0, nullptr) != 0 || setgid(id) != 0 || setuid(id) != 0) _exit(2);
+    const int fd = open(path.c_str(), O_RDONLY);
+    _exit(fd >= 0 ? 0 : errno == EACCES ? 1 : 3);
+  }
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) > 1)
+    ADD_FAILURE() << "the child checking " << path << " as " << id << " failed: " << status;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// -o uid=, gid= and umask= change what every inode shows, and the kernel checks access against that.
+TEST_F(Fuse, UidGidAndUmaskOverrideEveryInode) {
+  auto m = mount(*dir_ / "data.img", "uid=1234,gid=5678,umask=027,allow_other");
+  ASSERT_TRUE(m->ok()) << m->error();
+  size_t checked = 0;
+  for (const auto& e : fs::recursive_directory_iterator(*dir_ / "data")) {
+    const std::string rel = e.path().string().substr((*dir_ / "data").size());
+    struct stat src {
+    }, got{};
+    ASSERT_EQ(lstat(e.path().c_str(), &src), 0);
+    ASSERT_EQ(lstat((m->dir() + rel).c_str(), &got), 0) << rel;
+    EXPECT_EQ(got.st_uid, 1234u) << rel;
+    EXPECT_EQ(got.st_gid, 5678u) << rel;
+    EXPECT_EQ(got.st_mode, src.st_mode & ~mode_t{027}) << rel;
+    ++checked;
+  }
+  EXPECT_GT(checked, 100u);
+  struct stat root {};
+  ASSERT_EQ(stat(m->dir().c_str(), &root), 0);
+  EXPECT_EQ(root.st_uid, 1234u);
+  const std::string text = m->dir() + "/text";
+  if (geteuid() == 0) {
+    ASSERT_EQ(chmod(dir_->path().c_str(), 0711),
+              0);  // other users may pass the test's folder (mkdtemp's 0700)
+    EXPECT_TRUE(opens_as(text, 1234)) << "the owner the mount shows reads it";
+    EXPECT_FALSE(opens_as(text, 4321)) << "umask 027 leaves others nothing";
+  }
+  EXPECT_EQ(m->unmount(), 0) << m->log();
 }
 
 TEST_F(Fuse, BadImagesAreRefusedBeforeMounting) {

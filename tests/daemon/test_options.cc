@@ -80,6 +80,22 @@ TEST(Options, Xattr) {
   }
 }
 
+TEST(Options, UidGidAndUmask) {
+  DaemonOptions none;
+  ASSERT_TRUE(parse({"image.gdfs", "/mnt"}, none));
+  EXPECT_FALSE(none.uid || none.gid || none.umask) << "the image's own owners and modes by default";
+  DaemonOptions o;
+  ASSERT_TRUE(parse({"-o", "uid=1000,gid=0,umask=027", "image.gdfs", "/mnt"}, o));
+  EXPECT_EQ(o.uid, 1000u);
+  EXPECT_EQ(o.gid, 0u);
+  EXPECT_EQ(o.umask, 027u);  // octal, as umask(1)
+  for (const char* bad : {"uid=", "uid=-1", "uid=4294967295", "uid=1x", "gid= 5", "umask=8", "umask=010000",
+                          "umask=-2", "umask="}) {
+    DaemonOptions b;
+    EXPECT_FALSE(parse({"-o", bad, "image.gdfs", "/mnt"}, b)) << bad;
+  }
+}
+
 TEST(Options, KernelReadaheadIsOneRequestAtMost) {
   EXPECT_EQ(kernel_readahead(4u << 20), 1u << 20);
   EXPECT_EQ(kernel_readahead(256u << 10), 256u << 10);

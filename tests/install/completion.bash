@@ -129,6 +129,7 @@ expect 'gdfs -o store_ahead=' 0 1
 expect 'gdfs -o walk_ahead=' 0 1
 expect 'gdfs -o xattr=' auto 0 1
 expect 'gdfs -o trus' trusted_key=
+expect 'gdfs -o u' uid= umask= uring=
 expect 'gdfs -o ro sr' srcdir srcfile
 expect 'gdfs srcfile sr' srcdir
 

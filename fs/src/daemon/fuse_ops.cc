@@ -53,14 +53,16 @@ bool valid_ino(const Image& img, fuse_ino_t ino) {
   return ino >= 1 && ino <= img.inode_count();
 }
 
-void fill_stat(Reader& r, uint32_t ino, struct stat& st) {
-  const FileStat f = r.stat(ino);
+// The inode's attributes as the mount shows them: -o uid=, gid= and umask= apply.
+void fill_stat(Daemon& d, uint32_t ino, struct stat& st) {
+  const FileStat f = d.reader().stat(ino);
+  const DaemonOptions& o = d.options();
   std::memset(&st, 0, sizeof st);
   st.st_ino = f.ino;
-  st.st_mode = f.mode;
+  st.st_mode = f.mode & ~o.umask.value_or(0);
   st.st_nlink = f.nlink;
-  st.st_uid = f.uid;
-  st.st_gid = f.gid;
+  st.st_uid = o.uid.value_or(f.uid);
+  st.st_gid = o.gid.value_or(f.gid);
   st.st_size = static_cast<off_t>(f.size);
   st.st_rdev = static_cast<dev_t>(f.rdev);
   st.st_blksize = f.blksize;
@@ -78,7 +80,7 @@ fuse_entry_param entry_for(Daemon& d, uint32_t ino) {
   e.ino = ino;
   e.attr_timeout = d.timeout();
   e.entry_timeout = d.timeout();
-  if (ino) fill_stat(d.reader(), ino, e.attr);
+  if (ino) fill_stat(d, ino, e.attr);
   return e;
 }
 
@@ -112,7 +114,7 @@ void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
     Daemon& d = daemon_of(req);
     if (!valid_ino(d.image(), ino)) return (void)fuse_reply_err(req, ENOENT);
     struct stat st;
-    fill_stat(d.reader(), static_cast<uint32_t>(ino), st);
+    fill_stat(d, static_cast<uint32_t>(ino), st);
     fuse_reply_attr(req, &st, d.timeout());
   });
 }

@@ -33,6 +33,9 @@ struct RawOptions {
   char* ca_file;
   char* s3_addressing;
   char* trusted_key;
+  char* uid;
+  char* gid;
+  char* umask;
   char* image;
   char* mountpoint;
   std::vector<std::string>* bases;  // every -o base=..., in order
@@ -61,6 +64,9 @@ const fuse_opt kSpec[] = {
     GDFS_OPT("ca_file=%s", ca_file),
     GDFS_OPT("s3_addressing=%s", s3_addressing),
     GDFS_OPT("trusted_key=%s", trusted_key),
+    GDFS_OPT("uid=%s", uid),
+    GDFS_OPT("gid=%s", gid),
+    GDFS_OPT("umask=%s", umask),
     FUSE_OPT_KEY("base=", kKeyBase),
     FUSE_OPT_END,
 };
@@ -97,6 +103,28 @@ bool parse_bool(const char* text, bool& out) {
   unsigned v = 0;
   if (!parse_uint(text, 0, 1, v)) return false;
   out = v == 1;
+  return true;
+}
+
+// A user or group id: 0 .. 2^32 - 2 (2^32 - 1 is (uid_t)-1, "no id" to the kernel).
+bool parse_id(const char* text, std::optional<uint32_t>& out) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = std::strtoull(text, &end, 10);
+  if (errno || end == text || *end || !std::isdigit(static_cast<unsigned char>(*text)) || v >= UINT32_MAX)
+    return false;
+  out = static_cast<uint32_t>(v);
+  return true;
+}
+
+// Permission bits in octal, as umask(1) takes them: 0 .. 07777.
+bool parse_mode_bits(const char* text, std::optional<uint32_t>& out) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long v = std::strtoul(text, &end, 8);
+  if (errno || end == text || *end || !std::isdigit(static_cast<unsigned char>(*text)) || v > 07777)
+    return false;
+  out = static_cast<uint32_t>(v);
   return true;
 }
 
@@ -151,6 +179,9 @@ bool convert(const RawOptions& raw, DaemonOptions& out) {
     if (!*raw.trusted_key) return bad("trusted_key", raw.trusted_key);
     out.source.trusted_key = raw.trusted_key;
   }
+  if (raw.uid && !parse_id(raw.uid, out.uid)) return bad("uid", raw.uid);
+  if (raw.gid && !parse_id(raw.gid, out.gid)) return bad("gid", raw.gid);
+  if (raw.umask && !parse_mode_bits(raw.umask, out.umask)) return bad("umask", raw.umask);
   for (const std::string& b : *raw.bases) {
     if (b.empty()) return bad("base", "");
     out.source.bases.push_back(b);
@@ -167,10 +198,13 @@ bool parse_options(fuse_args& args, DaemonOptions& out) {
   std::vector<std::string> bases;
   raw.bases = &bases;
   bool ok = fuse_opt_parse(&args, &raw, kSpec, take_image) == 0 && convert(raw, out);
-  for (char* p :
-       {raw.cache_size, raw.threads, raw.decoder, raw.gpu_min_bytes, raw.readahead, raw.uring,
-        raw.queue_depth, raw.store_ahead, raw.walk_ahead, raw.xattr, raw.cache_dir, raw.disk_cache_size,
-        raw.remote_timeout, raw.ca_file, raw.s3_addressing, raw.trusted_key, raw.image, raw.mountpoint})
+  for (char* p : {raw.cache_size,     raw.threads,     raw.decoder,
+                  raw.gpu_min_bytes,  raw.readahead,   raw.uring,
+                  raw.queue_depth,    raw.store_ahead, raw.walk_ahead,
+                  raw.xattr,          raw.cache_dir,   raw.disk_cache_size,
+                  raw.remote_timeout, raw.ca_file,     raw.s3_addressing,
+                  raw.trusted_key,    raw.uid,         raw.gid,
+                  raw.umask,          raw.image,       raw.mountpoint})
     std::free(p);
   return ok;
 }
@@ -224,7 +258,10 @@ void print_usage(const char* prog) {
       "    -o xattr=auto|0|1      answer xattr requests (auto, the default: when the\n"
       "                           image has xattrs). Off, the kernel stops asking (a\n"
       "                           long listing asks two of every file) and the\n"
-      "                           counters are read with gdfs-inspect counters\n\n"
+      "                           counters are read with gdfs-inspect counters\n"
+      "    -o uid=N,gid=N         show every inode as owned by user N, group N (the\n"
+      "                           kernel checks access against them)\n"
+      "    -o umask=M             clear permission bits M (octal) of every inode\n\n"
       "remote images (IMAGE is http://..., https://... or s3://BUCKET/KEY;\n"
       "docs/REMOTE.md):\n"
       "    -o cache_dir=DIR       keep fetched image bytes on disk in DIR (shared by\n"

@@ -1,11 +1,12 @@
 // gdfs's own mount options (-o cache_size=, threads=, decoder=, gpu_min_bytes=, readahead=, uring=,
-// queue_depth=, store_ahead=, walk_ahead=, xattr=; for remote images cache_dir=, disk_cache_size=,
-// remote_timeout=, ca_file=, s3_addressing=) and the image argument. Standard FUSE options (-f, -d, -s,
-// allow_other, ...) are libfuse's.
+// queue_depth=, store_ahead=, walk_ahead=, xattr=, uid=, gid=, umask=; for remote images cache_dir=,
+// disk_cache_size=, remote_timeout=, ca_file=, s3_addressing=) and the image argument. Standard FUSE options
+// (-f, -d, -s, allow_other, ...) are libfuse's.
 #pragma once
 #include <fuse_opt.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "gdfs/reader.h"
@@ -27,6 +28,8 @@ struct DaemonOptions {
   bool store_ahead = true;              // push the rest of each read's decoded pages into the page cache
   bool walk_ahead = true;               // push the next small files of a walk into the page cache
   XattrMode xattr = XattrMode::kAuto;   // answer getxattr (auto: when the image has xattrs)
+  std::optional<uint32_t> uid, gid;     // every inode shown as owned by these (-o uid=, gid=)
+  std::optional<uint32_t> umask;        // permission bits cleared on every inode (-o umask=, octal)
   SourceOptions source;                 // remote images: cache_dir=, disk_cache_size=, remote_timeout=,
                                         // ca_file=, s3_addressing= (the warn callback is set by main)
 };
