@@ -5,12 +5,15 @@
 #include <bit>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <thread>
 
 #include "cli_app.h"
+#include "diag.h"
 #include "gdfs/format.h"
 
 namespace gdfs::mkfs {
@@ -39,6 +42,20 @@ std::optional<int64_t> parse_sde(const char* s) {
   if (errno != 0 || *end != '\0' || end == s)
     throw std::invalid_argument(std::string("SOURCE_DATE_EPOCH is not an integer: '") + s + "'");
   return static_cast<int64_t>(v);
+}
+
+// The patterns of an --exclude-from file, as rsync's --exclude-from reads them: one per line, without
+// its line end (CR LF too); empty lines and lines starting with '#' are not patterns.
+void read_exclude_file(const std::string& file, std::vector<std::string>& excludes) {
+  std::ifstream in(file);
+  if (!in)
+    throw std::invalid_argument("--exclude-from: cannot read " + quote_path(file) + ": " +
+                                std::strerror(errno));
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!line.empty() && line.front() != '#') excludes.push_back(std::move(line));
+  }
+  if (in.bad()) throw std::invalid_argument("--exclude-from: cannot read " + quote_path(file));
 }
 
 const CLI::Validator kCodec(
@@ -129,6 +146,11 @@ void add_options(CLI::App& app, Options& o, bool& all_root) {
                  "under it)")
       ->type_name("GLOB")
       ->allow_extra_args(false);  // one pattern per --exclude, never SOURCE
+  app.add_option("--exclude-from", o.exclude_files,
+                 "Read --exclude patterns from FILE, one per line (empty lines and lines starting with # "
+                 "are skipped; repeatable)")
+      ->type_name("FILE")
+      ->allow_extra_args(false);
   app.add_flag(
       "--no-xattrs", [&o](int64_t) { o.xattrs = false; },
       "Store no extended attributes (from the tree or the archive)");
@@ -173,6 +195,7 @@ void finish_options(Options& o, bool all_root, const char* sde) {
     if (!o.gid) o.gid = 0;
   }
   o.source_date_epoch = parse_sde(sde);
+  for (const std::string& file : o.exclude_files) read_exclude_file(file, o.excludes);
 }
 
 uint32_t page_log2(const Options& o) {

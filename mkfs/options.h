@@ -41,6 +41,7 @@ struct Options {
   std::string sign_key;   // --sign KEY: a PEM Ed25519 private key (FORMAT.md 7.1)
 
   std::vector<std::string> excludes;         // fnmatch patterns against the relative path and the basename
+  std::vector<std::string> exclude_files;    // --exclude-from: files of patterns, added to excludes
   bool xattrs = true;                        // --no-xattrs clears it: no xattr is read or stored
   std::vector<std::string> xattr_excludes;   // --exclude-xattr: fnmatch patterns against xattr names
   std::optional<uint32_t> uid, gid;          // owner overrides (--all-root sets both to 0 unless given)
@@ -58,8 +59,9 @@ struct Options {
 void add_options(CLI::App& app, Options& o, bool& all_root);
 
 // Fills in what depends on the environment and on other options: the thread count, the owner overrides
-// of --all-root, SOURCE_DATE_EPOCH (`sde` is its value, null when unset). Throws std::invalid_argument
-// with a user-facing message when SOURCE_DATE_EPOCH is not an integer.
+// of --all-root, SOURCE_DATE_EPOCH (`sde` is its value, null when unset), the patterns of --exclude-from.
+// Throws std::invalid_argument with a user-facing message when SOURCE_DATE_EPOCH is not an integer or
+// an --exclude-from file cannot be read.
 void finish_options(Options& o, bool all_root, const char* sde);
 
 // log2 of a valid page size.

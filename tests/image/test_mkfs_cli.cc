@@ -139,6 +139,20 @@ TEST_F(Mkfs, Exclude) {
   EXPECT_EQ(names(dir_ / "img"), (std::vector<std::string>{"/a.txt", "/sub", "/sub/c.txt"}));
 }
 
+// --exclude-from: a file of patterns, as rsync reads one (comments, blank lines and CR LF line ends).
+TEST_F(Mkfs, ExcludeFrom) {
+  write_file(dir_ / "patterns", "# build output\r\n*.o\r\n\nsub/dup*\n");
+  CliResult r = run_mkfs({"-q", "--exclude-from", dir_ / "patterns", dir_ / "src", dir_ / "img"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(names(dir_ / "img"), (std::vector<std::string>{"/a.txt", "/sub", "/sub/c.txt"}));
+  r = run_mkfs({"-q", "--exclude-from", dir_ / "missing", dir_ / "src", dir_ / "img2"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--exclude-from: cannot read '" + dir_ / "missing" + "': No such file"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "img2"));
+}
+
 TEST_F(Mkfs, OwnerOverrides) {
   ASSERT_EQ(run_mkfs({"-q", "--uid", "7", "--gid", "8", dir_ / "src", dir_ / "img"}).code, 0);
   auto img = Image::open(dir_ / "img");
