@@ -422,6 +422,12 @@ class Walk {
     read_xattrs(n, e);
   }
 
+  static uint32_t owner(const std::optional<uint32_t>& forced, la_int64_t id, const char* what) {
+    if (forced) return *forced;
+    if (id < 0 || id >= int64_t{UINT32_MAX}) throw EntryError(std::string(what) + " out of range");
+    return static_cast<uint32_t>(id);
+  }
+
   void read_xattrs(ScanNode& n, archive_entry* e) const {
     if (!o_.xattrs) return;
     archive_entry_xattr_reset(e);
@@ -434,7 +440,6 @@ class Walk {
         throw EntryError("extended attribute too large");
       n.xattrs.emplace_back(key, std::string(static_cast<const char*>(value), size));
     }
-
     std::stable_sort(n.xattrs.begin(), n.xattrs.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
     // A key given twice (pax archives from libarchive carry each xattr as both SCHILY.xattr and
@@ -444,12 +449,6 @@ class Walk {
                    std::unique(n.xattrs.rbegin(), n.xattrs.rend(), [](const auto& a, const auto& b) {
                      return a.first == b.first;
                    }).base());
-  }
-
-  static uint32_t owner(const std::optional<uint32_t>& forced, la_int64_t id, const char* what) {
-    if (forced) return *forced;
-    if (id < 0 || id >= int64_t{UINT32_MAX}) throw EntryError(std::string(what) + " out of range");
-    return static_cast<uint32_t>(id);
   }
 
   // --exclude against the member's path and each directory above it, as the tree walk never enters an

@@ -23,9 +23,8 @@ int usage_error(const std::string& tool, const std::string& what, std::ostream& 
 CLI::Validator may_be_empty();
 
 // Parses argv, with the help of `app` and its subcommands first wrapped to 80 columns. Returns -1 when
-// the command is to run; otherwise the exit code to end with: 0 after
-// --help or --version (printed on `out`), 2 after a usage error (printed on `err`), an empty value
-// among them (see may_be_empty).
+// the command is to run; otherwise the exit code to end with: 0 after --help or --version (printed on
+// `out`), 2 after a usage error (printed on `err`), an empty value among them (see may_be_empty).
 int parse(CLI::App& app, int argc, char** argv, std::ostream& out, std::ostream& err);
 
 // "TOOL: error: WHAT" on `err`; returns 1, the exit code of a run that failed.
