@@ -754,7 +754,7 @@ Image(path_or_url, *, cache_size=0, threads=0, decoder='auto', readahead=4 MiB, 
       trusted_key=None, cache_dir=None, disk_cache_size=1 GiB, ca_file=None, remote_timeout=60,
       aws=None)
 
-cache_size: bytes of decoded pages kept (0: an eighth of RAM, 64 MiB..4 GiB); threads: CPU decode
+cache_size: bytes of decoded pages kept (0: an eighth of RAM, or of a memory cgroup's lower limit, 64 MiB..4 GiB); threads: CPU decode
 threads (0: one per core); decoder: 'auto' (the GPU when usable), 'cpu' or 'gpu'; readahead: bytes
 decoded ahead of a sequential reader (0: off).
 

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include "cache/memory_limit.h"
 #include "cache/page_cache.h"
 #include "decode/decode_device.h"
 #include "decode/decode_scheduler.h"
@@ -33,9 +34,7 @@ constexpr uint64_t kRemoteReadahead = 16ull << 20;  // the least readahead for a
 }  // namespace
 
 uint64_t default_cache_size() {
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  const uint64_t mem = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 1ull << 30;
-  return std::clamp<uint64_t>(mem / 8, 64ull << 20, 4ull << 30);
+  return std::clamp<uint64_t>(engine::memory_limit() / 8, 64ull << 20, 4ull << 30);
 }
 
 struct Reader::Impl {

@@ -3,6 +3,8 @@
 // stand-in device (host memory posing as device memory), including one that fails and garbles pages.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -14,6 +16,7 @@
 #include <system_error>
 #include <thread>
 
+#include "cache/memory_limit.h"
 #include "cli_util.h"
 #include "device/device_memory.h"
 #include "gdfs/log.h"
@@ -366,6 +369,75 @@ TEST_F(ReaderTest, OpenFailuresCarryTheErrnoOfOpen) {
               "ftp://host/x.gdfs: cannot open: no such file, and ftp:// is not a URL scheme "
               "gdfs reads (http://, https://, s3://)");
   }
+}
+
+// ---- the default cache size under a memory cgroup (a container) ---------------------------------------
+
+void write_text(const std::string& path, const std::string& text) {
+  fs::create_directories(fs::path(path).parent_path());
+  std::ofstream(path) << text;
+}
+
+TEST(MemoryLimit, TheLowestLimitOnTheWayUpToTheRootCounts) {
+  TempDir dir("memlimit");
+  const std::string root = dir.path();
+  constexpr uint64_t kGiB = uint64_t{1} << 30, kPhysical = 64 * kGiB;
+  // cgroup v2: a limit two levels up, "max" below it, none at the root.
+  write_text(root + "/pods/a/memory.max", std::to_string(2 * kGiB) + "\n");
+  write_text(root + "/pods/a/c1/memory.max", "max\n");
+  EXPECT_EQ(engine::memory_limit("0::/pods/a/c1\n", root, kPhysical), 2 * kGiB);
+  EXPECT_EQ(engine::memory_limit("0::/pods\n", root, kPhysical), kPhysical);
+  EXPECT_EQ(engine::memory_limit("0::/\n", root, kPhysical), kPhysical);
+  // cgroup v1 (a hybrid host): the memory controller's hierarchy, on a line that may name several.
+  write_text(root + "/memory/docker/x/memory.limit_in_bytes", std::to_string(kGiB / 2) + "\n");
+  write_text(root + "/memory/docker/memory.limit_in_bytes", "9223372036854771712\n");  // v1's "none"
+  const std::string v1 = "12:pids:/docker/x\n4:memory,hugetlb:/docker/x\n0::/\n";
+  EXPECT_EQ(engine::memory_limit(v1, root, kPhysical), kGiB / 2);
+  // Physical memory below every limit; and what is not a number is no limit.
+  EXPECT_EQ(engine::memory_limit("0::/pods/a/c1\n", root, kGiB), kGiB);
+  write_text(root + "/odd/memory.max", "12abc\n");
+  for (const char* text : {"0::/odd\n", "0::relative\n", "garbage\n", "", "4:memory:/absent\n"})
+    EXPECT_EQ(engine::memory_limit(text, root, kPhysical), kPhysical) << text;
+}
+
+// A process in a memory cgroup with a 1 GiB limit gets an eighth of that, not of the machine's memory.
+// Needs root and cgroup v1's memory controller (a hybrid host) or v2's at /sys/fs/cgroup.
+TEST(MemoryLimit, AProcessInAMemoryCgroupSizesItsCacheFromTheLimit) {
+  if (geteuid() != 0) GTEST_SKIP() << "making a cgroup needs root";
+  const std::string name = "gdfs-test-" + std::to_string(getpid());
+  std::string group, limit_file;
+  if (fs::exists("/sys/fs/cgroup/memory/memory.limit_in_bytes")) {
+    group = "/sys/fs/cgroup/memory/" + name, limit_file = "memory.limit_in_bytes";
+  } else if (fs::exists("/sys/fs/cgroup/cgroup.subtree_control")) {
+    std::ofstream("/sys/fs/cgroup/cgroup.subtree_control") << "+memory";
+    group = "/sys/fs/cgroup/" + name, limit_file = "memory.max";
+  } else {
+    GTEST_SKIP() << "no cgroup memory controller at /sys/fs/cgroup";
+  }
+  std::error_code ec;
+  if (!fs::create_directory(group, ec) || !fs::exists(group + "/" + limit_file)) {
+    fs::remove(group, ec);
+    GTEST_SKIP() << "cannot make a memory cgroup at " << group;
+  }
+  std::ofstream(group + "/" + limit_file) << (uint64_t{1} << 30);
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    std::ofstream(group + "/cgroup.procs") << getpid() << std::flush;
+    const uint64_t size = default_cache_size();
+    _exit(write(fds[1], &size, sizeof size) == sizeof size ? 0 : 1);
+  }
+  close(fds[1]);
+  uint64_t size = 0;
+  const bool got = read(fds[0], &size, sizeof size) == sizeof size;
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  fs::remove(group, ec);
+  ASSERT_TRUE(got && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_EQ(size, uint64_t{128} << 20) << "an eighth of the cgroup's 1 GiB";
 }
 
 TEST(ErrorCode, OneMappingForEveryFrontEnd) {

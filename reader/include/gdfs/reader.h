@@ -65,7 +65,8 @@ struct ReaderOptions {
   SourceOptions source;           // remote images: timeouts, the disk cache
 };
 
-// An eighth of physical memory, between 64 MiB and 4 GiB.
+// An eighth of the memory this process may use, between 64 MiB and 4 GiB: physical memory, or a memory
+// cgroup's limit where lower (a container's; v2 memory.max, v1 memory.limit_in_bytes).
 uint64_t default_cache_size();
 
 struct FileStat {

@@ -36,7 +36,8 @@ enum {
 
 /* Reader options. Fill with gdfs_options_init (the defaults), then change what you need. */
 typedef struct gdfs_options {
-  uint64_t cache_size; /* bytes of decoded pages kept (LRU); 0: an eighth of RAM, 64 MiB..4 GiB */
+  uint64_t cache_size; /* bytes of decoded pages kept (LRU); 0: an eighth of RAM or of a lower cgroup
+                          limit, 64 MiB..4 GiB */
   unsigned threads;    /* CPU decode threads; 0: one per core */
   int decoder;         /* GDFS_DECODER_* */
   uint64_t readahead;  /* bytes decoded ahead of a sequential reader; 0: off (default 4 MiB) */
