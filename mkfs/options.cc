@@ -15,6 +15,7 @@
 #include "cli_app.h"
 #include "diag.h"
 #include "gdfs/format.h"
+#include "gdfs/machine.h"
 
 namespace gdfs::mkfs {
 namespace {
@@ -189,7 +190,7 @@ void add_options(CLI::App& app, Options& o, bool& all_root) {
 }
 
 void finish_options(Options& o, bool all_root, const char* sde) {
-  if (o.threads == 0) o.threads = std::max(1u, std::thread::hardware_concurrency());
+  if (o.threads == 0) o.threads = machine::usable_cpus();
   if (all_root) {
     if (!o.uid) o.uid = 0;
     if (!o.gid) o.gid = 0;

@@ -11,7 +11,6 @@
 #include <mutex>
 #include <thread>
 
-#include "cache/memory_limit.h"
 #include "cache/page_cache.h"
 #include "decode/decode_device.h"
 #include "decode/decode_scheduler.h"
@@ -20,6 +19,7 @@
 #include "fetch/fetcher.h"
 #include "gdfs/gpu_batch.h"
 #include "gdfs/log.h"
+#include "gdfs/machine.h"
 #include "read/read_engine.h"
 #include "read/stats.h"
 #include "testing.h"
@@ -34,7 +34,7 @@ constexpr uint64_t kRemoteReadahead = 16ull << 20;  // the least readahead for a
 }  // namespace
 
 uint64_t default_cache_size() {
-  return std::clamp<uint64_t>(engine::memory_limit() / 8, 64ull << 20, 4ull << 30);
+  return std::clamp<uint64_t>(machine::memory_limit() / 8, 64ull << 20, 4ull << 30);
 }
 
 struct Reader::Impl {
@@ -108,7 +108,7 @@ std::unique_ptr<engine::DecodeScheduler> Reader::Impl::open_gpu_scheduler() {
 }
 
 void Reader::Impl::start() {
-  const unsigned threads = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned threads = opt.threads ? opt.threads : machine::usable_cpus();
   cache = std::make_unique<engine::PageCache>(opt.cache_size ? opt.cache_size : default_cache_size());
   pool = std::make_unique<engine::ThreadPool>(threads);
   if (opt.uring && image->source().fd() >= 0) {

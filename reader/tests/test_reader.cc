@@ -2,6 +2,7 @@
 // compared with its source; batch reads; many threads; errors with their errno; and device reads over a
 // stand-in device (host memory posing as device memory), including one that fails and garbles pages.
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,15 +12,18 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
+#include <utility>
+#include <vector>
 
-#include "cache/memory_limit.h"
 #include "cli_util.h"
 #include "device/device_memory.h"
 #include "gdfs/log.h"
+#include "gdfs/machine.h"
 #include "gdfs/reader.h"
 #include "key_util.h"
 #include "testing.h"
@@ -378,66 +382,137 @@ void write_text(const std::string& path, const std::string& text) {
   std::ofstream(path) << text;
 }
 
-TEST(MemoryLimit, TheLowestLimitOnTheWayUpToTheRootCounts) {
+TEST(MachineLimits, TheLowestMemoryLimitOnTheWayUpToTheRootCounts) {
   TempDir dir("memlimit");
   const std::string root = dir.path();
   constexpr uint64_t kGiB = uint64_t{1} << 30, kPhysical = 64 * kGiB;
   // cgroup v2: a limit two levels up, "max" below it, none at the root.
   write_text(root + "/pods/a/memory.max", std::to_string(2 * kGiB) + "\n");
   write_text(root + "/pods/a/c1/memory.max", "max\n");
-  EXPECT_EQ(engine::memory_limit("0::/pods/a/c1\n", root, kPhysical), 2 * kGiB);
-  EXPECT_EQ(engine::memory_limit("0::/pods\n", root, kPhysical), kPhysical);
-  EXPECT_EQ(engine::memory_limit("0::/\n", root, kPhysical), kPhysical);
+  EXPECT_EQ(machine::memory_limit("0::/pods/a/c1\n", root, kPhysical), 2 * kGiB);
+  EXPECT_EQ(machine::memory_limit("0::/pods\n", root, kPhysical), kPhysical);
+  EXPECT_EQ(machine::memory_limit("0::/\n", root, kPhysical), kPhysical);
   // cgroup v1 (a hybrid host): the memory controller's hierarchy, on a line that may name several.
   write_text(root + "/memory/docker/x/memory.limit_in_bytes", std::to_string(kGiB / 2) + "\n");
   write_text(root + "/memory/docker/memory.limit_in_bytes", "9223372036854771712\n");  // v1's "none"
   const std::string v1 = "12:pids:/docker/x\n4:memory,hugetlb:/docker/x\n0::/\n";
-  EXPECT_EQ(engine::memory_limit(v1, root, kPhysical), kGiB / 2);
+  EXPECT_EQ(machine::memory_limit(v1, root, kPhysical), kGiB / 2);
   // Physical memory below every limit; and what is not a number is no limit.
-  EXPECT_EQ(engine::memory_limit("0::/pods/a/c1\n", root, kGiB), kGiB);
+  EXPECT_EQ(machine::memory_limit("0::/pods/a/c1\n", root, kGiB), kGiB);
   write_text(root + "/odd/memory.max", "12abc\n");
   for (const char* text : {"0::/odd\n", "0::relative\n", "garbage\n", "", "4:memory:/absent\n"})
-    EXPECT_EQ(engine::memory_limit(text, root, kPhysical), kPhysical) << text;
+    EXPECT_EQ(machine::memory_limit(text, root, kPhysical), kPhysical) << text;
 }
 
-// A process in a memory cgroup with a 1 GiB limit gets an eighth of that, not of the machine's memory.
-// Needs root and cgroup v1's memory controller (a hybrid host) or v2's at /sys/fs/cgroup.
-TEST(MemoryLimit, AProcessInAMemoryCgroupSizesItsCacheFromTheLimit) {
-  if (geteuid() != 0) GTEST_SKIP() << "making a cgroup needs root";
-  const std::string name = "gdfs-test-" + std::to_string(getpid());
-  std::string group, limit_file;
-  if (fs::exists("/sys/fs/cgroup/memory/memory.limit_in_bytes")) {
-    group = "/sys/fs/cgroup/memory/" + name, limit_file = "memory.limit_in_bytes";
-  } else if (fs::exists("/sys/fs/cgroup/cgroup.subtree_control")) {
-    std::ofstream("/sys/fs/cgroup/cgroup.subtree_control") << "+memory";
-    group = "/sys/fs/cgroup/" + name, limit_file = "memory.max";
-  } else {
-    GTEST_SKIP() << "no cgroup memory controller at /sys/fs/cgroup";
+TEST(MachineLimits, CpuQuotasOnTheWayUpToTheRootCount) {
+  TempDir dir("cpulimit");
+  const std::string root = dir.path();
+  write_text(root + "/pods/a/cpu.max", "250000 100000\n");  // 2.5 CPUs: 3 threads
+  write_text(root + "/pods/a/c1/cpu.max", "max 100000\n");
+  EXPECT_EQ(machine::cpu_limit("0::/pods/a/c1\n", root, 64), 3u);
+  EXPECT_EQ(machine::cpu_limit("0::/pods/a/c1\n", root, 2), 2u);
+  EXPECT_EQ(machine::cpu_limit("0::/pods\n", root, 64), 64u);
+  write_text(root + "/cpu,cpuacct/docker/x/cpu.cfs_quota_us", "50000\n");  // half a CPU: 1
+  write_text(root + "/cpu,cpuacct/docker/x/cpu.cfs_period_us", "100000\n");
+  write_text(root + "/cpu,cpuacct/docker/cpu.cfs_quota_us", "-1\n");
+  write_text(root + "/cpu,cpuacct/docker/cpu.cfs_period_us", "100000\n");
+  EXPECT_EQ(machine::cpu_limit("3:cpu,cpuacct:/docker/x\n0::/\n", root, 64), 1u);
+  for (const char* odd : {"0 100000\n", "max\n", "100000 0\n", "x y\n"}) {
+    write_text(root + "/odd/cpu.max", odd);
+    EXPECT_EQ(machine::cpu_limit("0::/odd\n", root, 8), 8u) << odd;
   }
-  std::error_code ec;
-  if (!fs::create_directory(group, ec) || !fs::exists(group + "/" + limit_file)) {
-    fs::remove(group, ec);
-    GTEST_SKIP() << "cannot make a memory cgroup at " << group;
-  }
-  std::ofstream(group + "/" + limit_file) << (uint64_t{1} << 30);
+}
+
+// A process allowed one CPU (its affinity) sizes its thread pools for one.
+TEST(MachineLimits, AnAffinityOfOneCpuIsOneThread) {
+  if (machine::usable_cpus() < 2) GTEST_SKIP() << "one CPU already";
   int fds[2];
   ASSERT_EQ(pipe(fds), 0);
   const pid_t pid = fork();
   if (pid == 0) {
     close(fds[0]);
-    std::ofstream(group + "/cgroup.procs") << getpid() << std::flush;
-    const uint64_t size = default_cache_size();
-    _exit(write(fds[1], &size, sizeof size) == sizeof size ? 0 : 1);
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(sched_getcpu() < 0 ? 0 : sched_getcpu(), &one);
+    const unsigned n = sched_setaffinity(0, sizeof one, &one) == 0 ? machine::usable_cpus() : 0;
+    _exit(write(fds[1], &n, sizeof n) == sizeof n ? 0 : 1);
   }
   close(fds[1]);
-  uint64_t size = 0;
-  const bool got = read(fds[0], &size, sizeof size) == sizeof size;
+  unsigned n = 0;
+  const bool got = read(fds[0], &n, sizeof n) == sizeof n;
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(got && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_EQ(n, 1u);
+}
+
+// What `measure` returns in a forked child that moved itself into a new cgroup below `hierarchy` (a
+// cgroup file system's folder) with `settings` (file, value) written first; nullopt (after a skip
+// message in `why`) where such a cgroup cannot be made here.
+std::optional<uint64_t> in_new_cgroup(const std::string& hierarchy,
+                                      const std::vector<std::pair<std::string, std::string>>& settings,
+                                      uint64_t (*measure)(), std::string& why) {
+  if (geteuid() != 0) return why = "making a cgroup needs root", std::nullopt;
+  const std::string group = hierarchy + "/gdfs-test-" + std::to_string(getpid());
+  std::error_code ec;
+  if (!fs::create_directory(group, ec)) return why = "cannot make a cgroup at " + group, std::nullopt;
+  for (const auto& [file, value] : settings) {
+    std::ofstream f(group + "/" + file);
+    if (!(f << value << std::flush)) {
+      fs::remove(group, ec);
+      return why = "cannot write " + group + "/" + file, std::nullopt;
+    }
+  }
+  int fds[2];
+  if (pipe(fds) != 0) return why = "pipe", std::nullopt;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    std::ofstream(group + "/cgroup.procs") << getpid() << std::flush;
+    const uint64_t v = measure();
+    _exit(write(fds[1], &v, sizeof v) == sizeof v ? 0 : 1);
+  }
+  close(fds[1]);
+  uint64_t v = 0;
+  const bool got = read(fds[0], &v, sizeof v) == sizeof v;
   close(fds[0]);
   int status = 0;
   waitpid(pid, &status, 0);
   fs::remove(group, ec);
-  ASSERT_TRUE(got && WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  EXPECT_EQ(size, uint64_t{128} << 20) << "an eighth of the cgroup's 1 GiB";
+  EXPECT_TRUE(got && WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child in " << group;
+  return v;
+}
+
+// A process in a memory cgroup with a 1 GiB limit gets a cache of an eighth of that, not of the machine's
+// memory. Needs root and cgroup v1's memory controller (a hybrid host) or v2's at /sys/fs/cgroup.
+TEST(MachineLimits, AProcessInAMemoryCgroupSizesItsCacheFromTheLimit) {
+  const bool v1 = fs::exists("/sys/fs/cgroup/memory/memory.limit_in_bytes");
+  if (!v1) std::ofstream("/sys/fs/cgroup/cgroup.subtree_control") << "+memory";
+  std::string why;
+  const auto size = in_new_cgroup(
+      v1 ? "/sys/fs/cgroup/memory" : "/sys/fs/cgroup",
+      {{v1 ? "memory.limit_in_bytes" : "memory.max", "1073741824"}}, [] { return default_cache_size(); },
+      why);
+  if (!size) GTEST_SKIP() << why;
+  EXPECT_EQ(*size, uint64_t{128} << 20) << "an eighth of the cgroup's 1 GiB";
+}
+
+// A process in a cgroup with a CPU quota of half a CPU sizes its thread pools for one.
+TEST(MachineLimits, AProcessInACpuCgroupGetsThreadsForItsQuota) {
+  if (machine::usable_cpus() < 2) GTEST_SKIP() << "one CPU already";
+  const bool v1 = fs::exists("/sys/fs/cgroup/cpu/cpu.cfs_quota_us");
+  if (!v1) std::ofstream("/sys/fs/cgroup/cgroup.subtree_control") << "+cpu";
+  const std::vector<std::pair<std::string, std::string>> half =
+      v1 ? std::vector<std::pair<std::string, std::string>>{{"cpu.cfs_period_us", "100000"},
+                                                            {"cpu.cfs_quota_us", "50000"}}
+         : std::vector<std::pair<std::string, std::string>>{{"cpu.max", "50000 100000"}};
+  std::string why;
+  const auto cpus = in_new_cgroup(
+      v1 ? "/sys/fs/cgroup/cpu" : "/sys/fs/cgroup", half, [] { return uint64_t{machine::usable_cpus()}; },
+      why);
+  if (!cpus) GTEST_SKIP() << why;
+  EXPECT_EQ(*cpus, 1u);
 }
 
 TEST(ErrorCode, OneMappingForEveryFrontEnd) {

@@ -12,6 +12,7 @@
 #include "cli_app.h"
 #include "gdfs/gdeflate.h"
 #include "gdfs/gdeflate_container.h"
+#include "gdfs/machine.h"
 #include "io.h"
 #include "nvcomp_cpu.h"
 
@@ -121,7 +122,7 @@ void compress(const Args& a, std::istream& in, std::ostream& out) {
     packed.resize(c.compress(data.data(), data.size(), packed.data(), packed.size()));
     if (packed.empty()) throw std::logic_error(a.input + ": compressor exceeded compress_bound");
   } else {
-    packed = gd::compress_container(data, a.level, a.threads);
+    packed = gd::compress_container(data, a.level, a.threads ? a.threads : machine::usable_cpus());
   }
   write_output(a.output, packed, out);
 }
@@ -137,7 +138,7 @@ void decompress(const Args& a, std::istream& in, std::ostream& out) {
                                " bytes: " + page_status_message(s));
   } else {
     try {
-      plain = gd::decompress_container(data, a.threads);
+      plain = gd::decompress_container(data, a.threads ? a.threads : machine::usable_cpus());
     } catch (const gd::ContainerError& e) {
       throw std::runtime_error(a.input + ": " + e.what());
     }

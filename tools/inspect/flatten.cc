@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "gdfs/checksum.h"
+#include "gdfs/machine.h"
 #include "gdfs/meta_codec.h"
 #include "image_writer.h"
 #include "sign.h"
@@ -86,7 +87,7 @@ int flatten(const Options& o, std::ostream& out) {
               table.size() * sizeof table[0]);
   const int level = std::max<int>(static_cast<int>(sb.mkfs_level), 9);
   const meta::Encoded stored = meta::encode(meta, {sb.sections, format::kSectionCount}, level,
-                                            std::max(1u, std::thread::hardware_concurrency()));
+                                            machine::usable_cpus());
 
   sb.incompat &= ~format::kIncompatLayers;
   sb.layers_offset = sb.layers_checksum = 0;
@@ -109,7 +110,7 @@ int flatten(const Options& o, std::ostream& out) {
   const std::vector<uint8_t> signature =
       o.sign_key.empty() ? std::vector<uint8_t>{}
                          : mkfs::sign_image(o.sign_key, sb, stored.region, {}, table, writer, nullptr,
-                                            std::max(1u, std::thread::hardware_concurrency()));
+                                            machine::usable_cpus());
   writer.commit(sb, stored.region, {}, signature);
   out << o.dir << ": " << table.size() << " page entries from " << img->layers().size() + 1 << " images, "
       << sb.image_size << " bytes" << (signature.empty() ? "" : ", signed") << "\n";

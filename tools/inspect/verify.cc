@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "commands.h"
+#include "gdfs/machine.h"
 #include "gdfs/trust.h"
 #include "stored_pages.h"
 #include "util.h"
@@ -50,7 +51,7 @@ void decode_worker(const Image& img, const std::vector<uint64_t>& first, std::at
 
 std::vector<PageStatus> decode_all(const Image& img, const std::vector<uint64_t>& first, unsigned threads) {
   std::vector<PageStatus> status(first.size(), PageStatus::kOk);
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  if (threads == 0) threads = machine::usable_cpus();
   threads = static_cast<unsigned>(std::clamp<size_t>(first.size(), 1, threads));
   std::atomic<size_t> next{0};
   std::vector<std::jthread> pool;

@@ -50,7 +50,8 @@ inline constexpr unsigned kMaxThreads = 4096;
 
 struct ReaderOptions {
   uint64_t cache_size = 0;  // bytes of decoded pages kept (LRU); 0: default_cache_size()
-  unsigned threads = 0;     // CPU decode threads; 0: one per core; at most kMaxThreads (EINVAL)
+  unsigned threads = 0;     // CPU decode threads; 0: one per usable CPU (affinity,
+                            // a cgroup's CPU quota); at most kMaxThreads (EINVAL)
   // kAuto takes the GPU when one is usable, else the CPU; kGpu without a usable GPU throws; kCpu never
   // touches CUDA.
   DecoderChoice decoder = DecoderChoice::kAuto;

@@ -9,6 +9,7 @@
 
 #include "gdfs/checksum.h"
 #include "gdfs/gdeflate.h"
+#include "gdfs/machine.h"
 #include "gdfs/meta_codec.h"
 
 namespace gdfs {
@@ -323,7 +324,7 @@ void Image::inflate_metadata(std::span<const uint8_t> region) {
   // Decoding runs at about 1 GB/s per core: below a few MB one thread opens sooner than starting more.
   constexpr uint64_t kParallelFrom = uint64_t{4} << 20;
   const unsigned threads =
-      sb_.meta_usize < kParallelFrom ? 1 : std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+      sb_.meta_usize < kParallelFrom ? 1 : std::min(machine::usable_cpus(), 8u);
   const meta::Decoded d = meta::inflate(sb_, region, meta_, threads);
   if (!d.error.empty()) fail(d.error);
   // End to end, like a page's ucheck: a decoder fault cannot hand the validator other records.
