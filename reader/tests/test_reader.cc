@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <random>
@@ -423,33 +424,43 @@ TEST(MachineLimits, CpuQuotasOnTheWayUpToTheRootCount) {
   }
 }
 
-// A process allowed one CPU (its affinity) sizes its thread pools for one.
-TEST(MachineLimits, AnAffinityOfOneCpuIsOneThread) {
-  if (machine::usable_cpus() < 2) GTEST_SKIP() << "one CPU already";
+// What `measure` returns in a forked child once `enter` (which changes what the child may use) succeeded
+// there; the test fails where the child could not report.
+uint64_t in_child(const std::function<bool()>& enter, uint64_t (*measure)()) {
   int fds[2];
-  ASSERT_EQ(pipe(fds), 0);
+  if (pipe(fds) != 0) return ADD_FAILURE() << "pipe", 0;
   const pid_t pid = fork();
   if (pid == 0) {
     close(fds[0]);
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(sched_getcpu() < 0 ? 0 : sched_getcpu(), &one);
-    const unsigned n = sched_setaffinity(0, sizeof one, &one) == 0 ? machine::usable_cpus() : 0;
-    _exit(write(fds[1], &n, sizeof n) == sizeof n ? 0 : 1);
+    if (!enter()) _exit(2);
+    const uint64_t v = measure();
+    _exit(write(fds[1], &v, sizeof v) == sizeof v ? 0 : 1);
   }
   close(fds[1]);
-  unsigned n = 0;
-  const bool got = read(fds[0], &n, sizeof n) == sizeof n;
+  uint64_t v = 0;
+  const bool got = read(fds[0], &v, sizeof v) == sizeof v;
   close(fds[0]);
   int status = 0;
   waitpid(pid, &status, 0);
-  ASSERT_TRUE(got && WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  EXPECT_EQ(n, 1u);
+  EXPECT_TRUE(got && WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child exited with " << status;
+  return v;
 }
 
-// What `measure` returns in a forked child that moved itself into a new cgroup below `hierarchy` (a
-// cgroup file system's folder) with `settings` (file, value) written first; nullopt (after a skip
-// message in `why`) where such a cgroup cannot be made here.
+// A process allowed one CPU (its affinity) sizes its thread pools for one.
+TEST(MachineLimits, AnAffinityOfOneCpuIsOneThread) {
+  if (machine::usable_cpus() < 2) GTEST_SKIP() << "one CPU already";
+  const auto one_cpu = [] {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(sched_getcpu() < 0 ? 0 : sched_getcpu(), &one);
+    return sched_setaffinity(0, sizeof one, &one) == 0;
+  };
+  EXPECT_EQ(in_child(one_cpu, [] { return uint64_t{machine::usable_cpus()}; }), 1u);
+}
+
+// What `measure` returns in a child process in a new cgroup below `hierarchy` (a cgroup file system's
+// folder) with `settings` (file, value) written first; nullopt (with the reason in `why`) where such a
+// cgroup cannot be made here.
 std::optional<uint64_t> in_new_cgroup(const std::string& hierarchy,
                                       const std::vector<std::pair<std::string, std::string>>& settings,
                                       uint64_t (*measure)(), std::string& why) {
@@ -464,23 +475,11 @@ std::optional<uint64_t> in_new_cgroup(const std::string& hierarchy,
       return why = "cannot write " + group + "/" + file, std::nullopt;
     }
   }
-  int fds[2];
-  if (pipe(fds) != 0) return why = "pipe", std::nullopt;
-  const pid_t pid = fork();
-  if (pid == 0) {
-    close(fds[0]);
-    std::ofstream(group + "/cgroup.procs") << getpid() << std::flush;
-    const uint64_t v = measure();
-    _exit(write(fds[1], &v, sizeof v) == sizeof v ? 0 : 1);
-  }
-  close(fds[1]);
-  uint64_t v = 0;
-  const bool got = read(fds[0], &v, sizeof v) == sizeof v;
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
+  const auto join = [&] {
+    return static_cast<bool>(std::ofstream(group + "/cgroup.procs") << getpid() << std::flush);
+  };
+  const uint64_t v = in_child(join, measure);
   fs::remove(group, ec);
-  EXPECT_TRUE(got && WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child in " << group;
   return v;
 }
 
