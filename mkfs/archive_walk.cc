@@ -379,7 +379,7 @@ class Walk {
   }
 
   void make_implied(ScanNode& n) const {
-    n.mode = S_IFDIR | 0755;
+    n.mode = node_mode(o_, S_IFDIR | 0755);
     n.uid = o_.uid.value_or(0);
     n.gid = o_.gid.value_or(0);
     n.mtime_sec = kImpliedMtime;
@@ -400,7 +400,7 @@ class Walk {
       default:
         throw EntryError("unsupported file type");
     }
-    n.mode = type | (static_cast<uint32_t>(archive_entry_perm(e)) & 07777);
+    n.mode = node_mode(o_, type | (static_cast<uint32_t>(archive_entry_perm(e)) & 07777));
     n.uid = owner(o_.uid, archive_entry_uid(e), "uid");
     n.gid = owner(o_.gid, archive_entry_gid(e), "gid");
     int64_t sec = 0;

@@ -160,6 +160,11 @@ void add_options(CLI::App& app, Options& o, bool& all_root) {
                  "'security.*' for a build host's SELinux labels")
       ->type_name("GLOB")
       ->allow_extra_args(false);
+  app.add_option("--chmod", o.chmod_text,
+                 "Change every inode's permissions (symlinks aside) as chmod MODE would: octal, or "
+                 "clauses such as u+w,go-w,a+rX (files 0644 or 0755, directories 0755, whatever umask "
+                 "built the tree)")
+      ->type_name("MODE");
   app.add_flag("--all-root", all_root, "Make every inode owned by uid 0 and gid 0");
   app.add_option("--uid", o.uid, "Make every inode owned by uid N")->type_name("N");
   app.add_option("--gid", o.gid, "Make every inode owned by gid N")->type_name("N");
@@ -197,6 +202,12 @@ void finish_options(Options& o, bool all_root, const char* sde) {
   }
   o.source_date_epoch = parse_sde(sde);
   for (const std::string& file : o.exclude_files) read_exclude_file(file, o.excludes);
+  if (!o.chmod_text.empty()) {
+    ModeChange change;
+    if (const std::string why = parse_mode_change(o.chmod_text, change); !why.empty())
+      throw std::invalid_argument("--chmod: " + why);
+    o.chmod = change;
+  }
 }
 
 uint32_t page_log2(const Options& o) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "chmod.h"
 #include "gdfs/page_encode.h"
 
 namespace CLI {
@@ -45,6 +46,8 @@ struct Options {
   bool xattrs = true;                        // --no-xattrs clears it: no xattr is read or stored
   std::vector<std::string> xattr_excludes;   // --exclude-xattr: fnmatch patterns against xattr names
   std::optional<uint32_t> uid, gid;          // owner overrides (--all-root sets both to 0 unless given)
+  std::string chmod_text;                    // --chmod MODE as given
+  std::optional<ModeChange> chmod;           // --chmod parsed (by finish_options)
   std::optional<int64_t> mtime;              // --mtime: every inode's mtime
   std::optional<int64_t> source_date_epoch;  // SOURCE_DATE_EPOCH from the environment
   std::string label;                         // <= 64 bytes
@@ -59,9 +62,9 @@ struct Options {
 void add_options(CLI::App& app, Options& o, bool& all_root);
 
 // Fills in what depends on the environment and on other options: the thread count, the owner overrides
-// of --all-root, SOURCE_DATE_EPOCH (`sde` is its value, null when unset), the patterns of --exclude-from.
-// Throws std::invalid_argument with a user-facing message when SOURCE_DATE_EPOCH is not an integer or
-// an --exclude-from file cannot be read.
+// of --all-root, SOURCE_DATE_EPOCH (`sde` is its value, null when unset), the patterns of --exclude-from,
+// --chmod's change. Throws std::invalid_argument with a user-facing message when SOURCE_DATE_EPOCH is
+// not an integer, an --exclude-from file cannot be read or --chmod's MODE is not one.
 void finish_options(Options& o, bool all_root, const char* sde);
 
 // log2 of a valid page size.

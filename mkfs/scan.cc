@@ -123,6 +123,10 @@ void set_mtime(const Options& o, ScanNode& n, int64_t sec, uint32_t nsec) {
   n.mtime_nsec = nsec;
 }
 
+uint32_t node_mode(const Options& o, uint32_t mode) {
+  return o.chmod ? apply_mode_change(*o.chmod, mode) : mode;
+}
+
 bool is_excluded(const Options& o, const std::string& rel, const std::string& name) {
   for (const std::string& glob : o.excludes)
     if (::fnmatch(glob.c_str(), rel.c_str(), 0) == 0 || ::fnmatch(glob.c_str(), name.c_str(), 0) == 0)

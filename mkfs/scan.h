@@ -62,6 +62,9 @@ ScanResult scan_tree(const Options& o, Diag& diag, Progress& progress, const std
 // (reproducible-builds.org).
 void set_mtime(const Options& o, ScanNode& n, int64_t sec, uint32_t nsec);
 
+// A node's mode (type and permission bits) from the source's: --chmod applies.
+uint32_t node_mode(const Options& o, uint32_t mode);
+
 // Whether --exclude leaves out the entry at relative path `rel`, whose last component is `name`.
 bool is_excluded(const Options& o, const std::string& rel, const std::string& name);
 // Whether the xattr named `key` goes into the image (--no-xattrs, --exclude-xattr).

@@ -150,7 +150,7 @@ std::string fill_regular(const Options& o, ScanNode& n, const struct stat& st, i
 
 std::string fill_node(const Options& o, ScanNode& n, const struct stat& st, int dir_fd,
                       const std::string& name) {
-  n.mode = st.st_mode;
+  n.mode = node_mode(o, st.st_mode);
   n.uid = o.uid.value_or(st.st_uid);
   n.gid = o.gid.value_or(st.st_gid);
   n.dev = st.st_dev;

@@ -466,6 +466,61 @@ TEST_F(ArchiveMembers, AnImageAsSourceSaysHowToBuildFromIt) {
   EXPECT_FALSE(fs::exists(again));
 }
 
+// The permission bits (and type) of each of `paths` in `image`.
+std::vector<uint32_t> modes(const std::string& image, const std::vector<std::string>& paths) {
+  auto img = Image::open(image);
+  std::vector<uint32_t> out;
+  for (const std::string& p : paths) out.push_back(img->mode(img->resolve("/" + p)));
+  return out;
+}
+
+// --chmod changes every inode but symlinks, from a tree and from its archive alike (implied directories
+// too), as chmod(1) would; a MODE chmod would refuse is a usage error.
+TEST(ArchiveModes, ChmodAppliesToTreesArchivesAndImpliedDirectories) {
+  TempDir dir("chmod");
+  fs::create_directories(dir / "src/d");
+  write_text_file(dir / "src/d/f", 5000, 1);
+  write_text_file(dir / "src/s", 3000, 2);
+  write_text_file(dir / "src/p", 3000, 3);
+  fs::create_symlink("s", dir / "src/l");
+  const auto set = [&](const char* p, fs::perms m) { fs::permissions(dir / ("src/" + std::string(p)), m); };
+  using P = fs::perms;
+  set("d", P(0775));
+  set("d/f", P(0664));
+  set("s", P(0775));
+  set("p", P(0600));
+  const std::vector<std::string> paths{"d", "d/f", "s", "p", "l"};
+  write_tree_archive(dir / "src", paths, dir / "src.tar", kPax);
+  write_tree_archive(dir / "src", {"d/f", "s"}, dir / "implied.tar", kPax);  // d only implied
+  struct Case {
+    std::string mode;
+    std::vector<uint32_t> want;  // d, d/f, s, p, l
+  };
+  const uint32_t link = S_IFLNK | 0777;
+  const std::vector<Case> cases{
+      {"u+w,go-w,a+rX", {S_IFDIR | 0755, S_IFREG | 0644, S_IFREG | 0755, S_IFREG | 0644, link}},
+      {"0640", {S_IFDIR | 0640, S_IFREG | 0640, S_IFREG | 0640, S_IFREG | 0640, link}},
+      {"a=r,u+w", {S_IFDIR | 0644, S_IFREG | 0644, S_IFREG | 0644, S_IFREG | 0644, link}},
+      {"go=", {S_IFDIR | 0700, S_IFREG | 0600, S_IFREG | 0700, S_IFREG | 0600, link}},
+  };
+  for (const Case& c : cases) {
+    for (const std::string& source : {dir / "src", dir / "src.tar"}) {
+      CliResult r = run_mkfs({"-q", "--force", "--chmod", c.mode, source, dir / "img.gdfs"});
+      ASSERT_EQ(r.code, 0) << c.mode << " " << source << ": " << r.err;
+      EXPECT_EQ(modes(dir / "img.gdfs", paths), c.want) << c.mode << " " << source;
+    }
+  }
+  // An implied directory starts as 0755.
+  ASSERT_EQ(run_mkfs({"-q", "--force", "--chmod", "go=", dir / "implied.tar", dir / "img.gdfs"}).code, 0);
+  EXPECT_EQ(modes(dir / "img.gdfs", {"d"}), std::vector<uint32_t>{S_IFDIR | 0700});
+  for (const char* bad : {"z+r", "u+q", "g=u", "u", "12345", "8", "u+r,"}) {
+    CliResult r = run_mkfs({"-q", "--force", "--chmod", bad, dir / "src", dir / "bad.gdfs"});
+    EXPECT_EQ(r.code, 2) << bad;
+    EXPECT_NE(r.err.find("--chmod"), std::string::npos) << bad << ": " << r.err;
+  }
+  EXPECT_FALSE(fs::exists(dir / "bad.gdfs"));
+}
+
 // The xattr names of `path` in the image.
 std::set<std::string> xattr_names(const Image& img, const std::string& path) {
   std::set<std::string> out;

@@ -1,0 +1,77 @@
+#include "chmod.h"
+
+#include <sys/stat.h>
+
+namespace gdfs::mkfs {
+
+std::string parse_mode_change(const std::string& text, ModeChange& out) {
+  out = ModeChange{};
+  if (text.empty()) return "is empty";
+  if (text.find_first_not_of("01234567") == std::string::npos) {
+    if (text.size() > 4) return "'" + text + "' has more than 4 octal digits";
+    out.octal = true;
+    out.mode = static_cast<uint32_t>(std::stoul(text, nullptr, 8));
+    return {};
+  }
+  size_t at = 0;
+  for (;;) {
+    uint32_t who = 0;
+    for (; at < text.size() && std::string("ugoa").find(text[at]) != std::string::npos; ++at)
+      who |= text[at] == 'u' ? 04700 : text[at] == 'g' ? 02070 : text[at] == 'o' ? 01007 : 07777;
+    if (who == 0) who = 07777;
+    if (at == text.size() || std::string("+-=").find(text[at]) == std::string::npos)
+      return "'" + text + "': expected +, - or = at '" + text.substr(at) + "'";
+    while (at < text.size() && std::string("+-=").find(text[at]) != std::string::npos) {
+      ModeAction a{who, text[at++]};
+      for (; at < text.size() && text[at] != ',' && std::string("+-=").find(text[at]) == std::string::npos;
+           ++at) {
+        switch (text[at]) {
+          case 'r':
+            a.bits |= 0444;
+            break;
+          case 'w':
+            a.bits |= 0222;
+            break;
+          case 'x':
+            a.bits |= 0111;
+            break;
+          case 'X':
+            a.cond_x = true;
+            break;
+          case 's':
+            a.bits |= 06000;
+            break;
+          case 't':
+            a.bits |= 01000;
+            break;
+          default:
+            return "'" + text + "': '" + text[at] + "' is not one of r, w, x, X, s, t";
+        }
+      }
+      out.actions.push_back(a);
+    }
+    if (at == text.size()) return {};
+    ++at;  // ','
+  }
+}
+
+uint32_t apply_mode_change(const ModeChange& change, uint32_t mode) {
+  if (S_ISLNK(mode)) return mode;
+  const uint32_t type = mode & S_IFMT;
+  if (change.octal) return type | change.mode;
+  uint32_t perm = mode & 07777;
+  for (const ModeAction& a : change.actions) {
+    uint32_t bits = a.bits;
+    if (a.cond_x && (S_ISDIR(mode) || (perm & 0111))) bits |= 0111;
+    bits &= a.who;
+    if (a.op == '+')
+      perm |= bits;
+    else if (a.op == '-')
+      perm &= ~bits;
+    else
+      perm = (perm & ~a.who) | bits;
+  }
+  return type | perm;
+}
+
+}  // namespace gdfs::mkfs
