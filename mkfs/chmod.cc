@@ -8,8 +8,10 @@ std::string parse_mode_change(const std::string& text, ModeChange& out) {
   out = ModeChange{};
   if (text.empty()) return "is empty";
   if (text.find_first_not_of("01234567") == std::string::npos) {
-    if (text.size() > 4) return "'" + text + "' has more than 4 octal digits";
+    if (text.size() > 5 || (text.size() == 5 && text[0] != '0'))
+      return "'" + text + "' is more than 4 octal digits (or 5 with a leading 0)";
     out.octal = true;
+    out.keep_dir_ids = text.size() < 5;
     out.mode = static_cast<uint32_t>(std::stoul(text, nullptr, 8));
     return {};
   }
@@ -58,7 +60,10 @@ std::string parse_mode_change(const std::string& text, ModeChange& out) {
 uint32_t apply_mode_change(const ModeChange& change, uint32_t mode) {
   if (S_ISLNK(mode)) return mode;
   const uint32_t type = mode & S_IFMT;
-  if (change.octal) return type | change.mode;
+  // chmod(1) keeps a directory's setuid and setgid bits unless MODE sets either or has 5 digits.
+  if (change.octal)
+    return type | change.mode |
+           (S_ISDIR(mode) && change.keep_dir_ids && !(change.mode & 06000) ? mode & 06000 : 0);
   uint32_t perm = mode & 07777;
   for (const ModeAction& a : change.actions) {
     uint32_t bits = a.bits;
@@ -68,8 +73,8 @@ uint32_t apply_mode_change(const ModeChange& change, uint32_t mode) {
       perm |= bits;
     else if (a.op == '-')
       perm &= ~bits;
-    else
-      perm = (perm & ~a.who) | bits;
+    else  // = keeps a directory's setuid and setgid bits unless it names s, as chmod(1) does
+      perm = (perm & ~(S_ISDIR(mode) && !(a.bits & 06000) ? a.who & ~06000u : a.who)) | bits;
   }
   return type | perm;
 }

@@ -2,6 +2,8 @@
 // words: octal ("0644"), or comma-separated symbolic clauses [ugoa]*[+-=][rwxXst]* ("u+w,go-w,a+rX",
 // which gives files 0644 or 0755 and directories 0755 whatever umask their builder had). No umask
 // applies to a clause without [ugoa]: it means a. Copying another class's bits ("g=u") is not taken.
+// Directories keep their setuid and setgid bits unless MODE names them (s, or octal 2000/4000) or is
+// octal of 5 digits ("00755"), as with GNU chmod.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -18,7 +20,8 @@ struct ModeAction {
 
 struct ModeChange {
   bool octal = false;
-  uint32_t mode = 0;  // octal: the permission bits every inode gets
+  uint32_t mode = 0;          // octal: the permission bits every inode gets
+  bool keep_dir_ids = false;  // octal of at most 4 digits: directories keep setuid and setgid
   std::vector<ModeAction> actions;
 };
 

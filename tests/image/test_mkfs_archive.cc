@@ -485,7 +485,7 @@ TEST(ArchiveModes, ChmodAppliesToTreesArchivesAndImpliedDirectories) {
   fs::create_symlink("s", dir / "src/l");
   const auto set = [&](const char* p, fs::perms m) { fs::permissions(dir / ("src/" + std::string(p)), m); };
   using P = fs::perms;
-  set("d", P(0775));
+  set("d", P(0775) | P::set_gid);  // as a shared project directory: = keeps it, as chmod does
   set("d/f", P(0664));
   set("s", P(0775));
   set("p", P(0600));
@@ -498,10 +498,12 @@ TEST(ArchiveModes, ChmodAppliesToTreesArchivesAndImpliedDirectories) {
   };
   const uint32_t link = S_IFLNK | 0777;
   const std::vector<Case> cases{
-      {"u+w,go-w,a+rX", {S_IFDIR | 0755, S_IFREG | 0644, S_IFREG | 0755, S_IFREG | 0644, link}},
-      {"0640", {S_IFDIR | 0640, S_IFREG | 0640, S_IFREG | 0640, S_IFREG | 0640, link}},
-      {"a=r,u+w", {S_IFDIR | 0644, S_IFREG | 0644, S_IFREG | 0644, S_IFREG | 0644, link}},
-      {"go=", {S_IFDIR | 0700, S_IFREG | 0600, S_IFREG | 0700, S_IFREG | 0600, link}},
+      {"u+w,go-w,a+rX", {S_IFDIR | 02755, S_IFREG | 0644, S_IFREG | 0755, S_IFREG | 0644, link}},
+      {"0640", {S_IFDIR | 02640, S_IFREG | 0640, S_IFREG | 0640, S_IFREG | 0640, link}},
+      {"00640", {S_IFDIR | 0640, S_IFREG | 0640, S_IFREG | 0640, S_IFREG | 0640, link}},
+      {"a=r,u+w", {S_IFDIR | 02644, S_IFREG | 0644, S_IFREG | 0644, S_IFREG | 0644, link}},
+      {"go=", {S_IFDIR | 02700, S_IFREG | 0600, S_IFREG | 0700, S_IFREG | 0600, link}},
+      {"g-s,go=", {S_IFDIR | 0700, S_IFREG | 0600, S_IFREG | 0700, S_IFREG | 0600, link}},
   };
   for (const Case& c : cases) {
     for (const std::string& source : {dir / "src", dir / "src.tar"}) {
@@ -513,7 +515,7 @@ TEST(ArchiveModes, ChmodAppliesToTreesArchivesAndImpliedDirectories) {
   // An implied directory starts as 0755.
   ASSERT_EQ(run_mkfs({"-q", "--force", "--chmod", "go=", dir / "implied.tar", dir / "img.gdfs"}).code, 0);
   EXPECT_EQ(modes(dir / "img.gdfs", {"d"}), std::vector<uint32_t>{S_IFDIR | 0700});
-  for (const char* bad : {"z+r", "u+q", "g=u", "u", "12345", "8", "u+r,"}) {
+  for (const char* bad : {"z+r", "u+q", "g=u", "u", "12345", "000640", "8", "u+r,"}) {
     CliResult r = run_mkfs({"-q", "--force", "--chmod", bad, dir / "src", dir / "bad.gdfs"});
     EXPECT_EQ(r.code, 2) << bad;
     EXPECT_NE(r.err.find("--chmod"), std::string::npos) << bad << ": " << r.err;
