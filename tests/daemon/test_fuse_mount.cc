@@ -721,30 +721,36 @@ bool opens_as(const std::string& path, uid_t id) {
 }
 
 // -o uid=, gid= and umask= change what every inode shows, and the kernel checks access against that.
+// As root the mount shows uid 1234 and lets others in (allow_other) to check that; otherwise it shows
+// the mounting user, who must still pass the directories.
 TEST_F(Fuse, UidGidAndUmaskOverrideEveryInode) {
-  auto m = mount(*dir_ / "data.img", "uid=1234,gid=5678,umask=027,allow_other");
+  const bool root = geteuid() == 0;
+  const uid_t uid = root ? 1234 : geteuid();
+  const gid_t gid = root ? 5678 : getegid();
+  auto m = mount(*dir_ / "data.img", "uid=" + std::to_string(uid) + ",gid=" + std::to_string(gid) +
+                                         ",umask=027" + (root ? ",allow_other" : ""));
   ASSERT_TRUE(m->ok()) << m->error();
   size_t checked = 0;
   for (const auto& e : fs::recursive_directory_iterator(*dir_ / "data")) {
     const std::string rel = e.path().string().substr((*dir_ / "data").size());
-    struct stat src {
-    }, got{};
+    struct stat src = {};
+    struct stat got = {};
     ASSERT_EQ(lstat(e.path().c_str(), &src), 0);
     ASSERT_EQ(lstat((m->dir() + rel).c_str(), &got), 0) << rel;
-    EXPECT_EQ(got.st_uid, 1234u) << rel;
-    EXPECT_EQ(got.st_gid, 5678u) << rel;
+    EXPECT_EQ(got.st_uid, uid) << rel;
+    EXPECT_EQ(got.st_gid, gid) << rel;
     EXPECT_EQ(got.st_mode, src.st_mode & ~mode_t{027}) << rel;
     ++checked;
   }
   EXPECT_GT(checked, 100u);
-  struct stat root {};
-  ASSERT_EQ(stat(m->dir().c_str(), &root), 0);
-  EXPECT_EQ(root.st_uid, 1234u);
-  const std::string text = m->dir() + "/text";
-  if (geteuid() == 0) {
-    ASSERT_EQ(chmod(dir_->path().c_str(), 0711),
-              0);  // other users may pass the test's folder (mkdtemp's 0700)
-    EXPECT_TRUE(opens_as(text, 1234)) << "the owner the mount shows reads it";
+  struct stat top = {};
+  ASSERT_EQ(stat(m->dir().c_str(), &top), 0);
+  EXPECT_EQ(top.st_uid, uid);
+  if (root) {
+    // Other users may pass the test's folder (mkdtemp made it 0700) to reach the mount.
+    ASSERT_EQ(chmod(dir_->path().c_str(), 0711), 0);
+    const std::string text = m->dir() + "/text";
+    EXPECT_TRUE(opens_as(text, uid)) << "the owner the mount shows reads it";
     EXPECT_FALSE(opens_as(text, 4321)) << "umask 027 leaves others nothing";
   }
   EXPECT_EQ(m->unmount(), 0) << m->log();
