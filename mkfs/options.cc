@@ -166,8 +166,13 @@ void add_options(CLI::App& app, Options& o, bool& all_root) {
                  "built the tree)")
       ->type_name("MODE");
   app.add_flag("--all-root", all_root, "Make every inode owned by uid 0 and gid 0");
-  app.add_option("--uid", o.uid, "Make every inode owned by uid N")->type_name("N");
-  app.add_option("--gid", o.gid, "Make every inode owned by gid N")->type_name("N");
+  // 2^32 - 1 is (uid_t)-1, "no owner" to chown(2) and the kernel: no inode can be owned by it.
+  app.add_option("--uid", o.uid, "Make every inode owned by uid N")
+      ->type_name("N")
+      ->check(CLI::Range(0u, UINT32_MAX - 1));
+  app.add_option("--gid", o.gid, "Make every inode owned by gid N")
+      ->type_name("N")
+      ->check(CLI::Range(0u, UINT32_MAX - 1));
   app.add_option("--mtime", o.mtime, "Set every inode's mtime to T (seconds since the epoch)")
       ->type_name("T");
   app.add_option("--label", o.label, "Volume label, at most 64 bytes")

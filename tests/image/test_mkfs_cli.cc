@@ -248,6 +248,8 @@ TEST_F(Mkfs, TailPackLimitGivesLargerTailsTheirOwnPage) {
 TEST_F(Mkfs, BadArgumentsAreRefused) {
   EXPECT_NE(run_mkfs({"-q", "-l", "13", dir_ / "src", dir_ / "img"}).code, 0);
   EXPECT_NE(run_mkfs({"-q", "--page-size", "3000", dir_ / "src", dir_ / "img"}).code, 0);
+  EXPECT_EQ(run_mkfs({"-q", "--uid", "4294967295", dir_ / "src", dir_ / "img"}).code, 2);  // (uid_t)-1
+  EXPECT_EQ(run_mkfs({"-q", "--gid", "-1", dir_ / "src", dir_ / "img"}).code, 2);
   EXPECT_NE(run_mkfs({"-q", "--page-size", "131072", dir_ / "src", dir_ / "img"}).code, 0);
   EXPECT_NE(run_mkfs({"-q", dir_ / "missing", dir_ / "img"}).code, 0);
   EXPECT_NE(run_mkfs({"-q", dir_ / "src/a.txt", dir_ / "img"}).code, 0);
