@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <ostream>
+#include <string>
 
 #include "gdfs/printable.h"
 #include "progress.h"
@@ -12,11 +13,23 @@ std::string display(std::string_view path) {
   return path.empty() ? "." : printable_name(path);
 }
 
-// Built by appending: GCC 12 warns (-Wrestrict, a false positive) on "literal" + std::string&&.
+// Built by appending: GCC 12 warns (-Wrestrict, a false positive) on "literal" + std::string&&. A path of
+// over 1 KiB (a tree nearly too deep to be named, as when PATH_MAX made it fail) is shown by its two
+// ends: one message must not fill a terminal.
 std::string quote_path(std::string_view path) {
+  constexpr size_t kLongest = 1024, kEnd = 256;
   std::string s = "'";
-  s += display(path);
-  s += '\'';
+  if (path.size() <= kLongest) {
+    s += display(path);
+    s += '\'';
+    return s;
+  }
+  s += display(path.substr(0, kEnd));
+  s += "...";
+  s += display(path.substr(path.size() - kEnd));
+  s += "' (a path of ";
+  s += std::to_string(path.size());
+  s += " bytes)";
   return s;
 }
 

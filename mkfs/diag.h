@@ -31,7 +31,7 @@ class EntryError : public MkfsError {
 std::string display(std::string_view path);
 
 // display(path) in single quotes, for messages.
-std::string quote_path(std::string_view path);
+std::string quote_path(std::string_view path);  // over 1 KiB: its two ends
 
 // "cannot WHAT 'PATH': strerror(error)".
 std::string io_message(std::string_view what, std::string_view path, int error);

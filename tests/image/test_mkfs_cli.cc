@@ -280,6 +280,32 @@ TEST_F(Mkfs, TheImageFileIsWholeBlocksAndReadsAsALoopDevice) {
   EXPECT_EQ(v.code, 0) << v.err;
 }
 
+// A tree deeper than PATH_MAX fails (its entries cannot be named), with one message of bounded length
+// that shows both ends of the path, and leaves no image.
+TEST_F(Mkfs, ATreeDeeperThanPathMaxFailsWithAShortMessage) {
+  const std::string top = dir_ / "deep";
+  fs::create_directory(top);
+  int fd = open(top.c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(fd, 0);
+  for (int i = 0; i < 500; ++i) {  // 500 * 11 bytes: past PATH_MAX, made relative to each parent
+    ASSERT_EQ(mkdirat(fd, "dddddddddd", 0755), 0);
+    const int next = openat(fd, "dddddddddd", O_RDONLY | O_DIRECTORY);
+    close(fd);
+    ASSERT_GE(fd = next, 0);
+  }
+  close(fd);
+  SetUpOut();
+  const CliResult r = run_mkfs({"-q", top, dir_ / "out/img"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_LT(r.err.size(), 1500u) << r.err.substr(0, 300);
+  EXPECT_NE(r.err.find("File name too long"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("...ddd"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(a path of "), std::string::npos) << r.err;
+  EXPECT_TRUE(leftovers().empty());
+  // Removing it needs the same care (std::filesystem manages the depth).
+  fs::remove_all(top);
+}
+
 TEST_F(Mkfs, HelpFitsIn80Columns) {
   CliResult r = run_mkfs({"--help"});
   ASSERT_EQ(r.code, 0) << r.err;
