@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <string_view>
+
 namespace gdfs::mkfs {
 
 std::string parse_mode_change(const std::string& text, ModeChange& out) {
@@ -15,39 +17,27 @@ std::string parse_mode_change(const std::string& text, ModeChange& out) {
     out.mode = static_cast<uint32_t>(std::stoul(text, nullptr, 8));
     return {};
   }
+  const auto is_op = [](char c) { return c == '+' || c == '-' || c == '='; };
   size_t at = 0;
   for (;;) {
     uint32_t who = 0;
     for (; at < text.size() && std::string("ugoa").find(text[at]) != std::string::npos; ++at)
       who |= text[at] == 'u' ? 04700 : text[at] == 'g' ? 02070 : text[at] == 'o' ? 01007 : 07777;
     if (who == 0) who = 07777;
-    if (at == text.size() || std::string("+-=").find(text[at]) == std::string::npos)
+    if (at == text.size() || !is_op(text[at]))
       return "'" + text + "': expected +, - or = at '" + text.substr(at) + "'";
-    while (at < text.size() && std::string("+-=").find(text[at]) != std::string::npos) {
+    while (at < text.size() && is_op(text[at])) {
       ModeAction a{who, text[at++]};
-      for (; at < text.size() && text[at] != ',' && std::string("+-=").find(text[at]) == std::string::npos;
-           ++at) {
-        switch (text[at]) {
-          case 'r':
-            a.bits |= 0444;
-            break;
-          case 'w':
-            a.bits |= 0222;
-            break;
-          case 'x':
-            a.bits |= 0111;
-            break;
-          case 'X':
-            a.cond_x = true;
-            break;
-          case 's':
-            a.bits |= 06000;
-            break;
-          case 't':
-            a.bits |= 01000;
-            break;
-          default:
-            return "'" + text + "': '" + text[at] + "' is not one of r, w, x, X, s, t";
+      for (; at < text.size() && text[at] != ',' && !is_op(text[at]); ++at) {
+        // r w x s t as mode bits (who masks them later); X is decided per inode.
+        static constexpr std::string_view kLetters = "rwxst";
+        static constexpr uint32_t kBits[] = {0444, 0222, 0111, 06000, 01000};
+        if (text[at] == 'X') {
+          a.cond_x = true;
+        } else if (const size_t i = kLetters.find(text[at]); i != std::string_view::npos) {
+          a.bits |= kBits[i];
+        } else {
+          return "'" + text + "': '" + text[at] + "' is not one of r, w, x, X, s, t";
         }
       }
       out.actions.push_back(a);

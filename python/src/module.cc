@@ -196,8 +196,9 @@ OpenArgs open_args(py::object path, const py::dict& kw) {
   if (!kw["ca_file"].is_none()) opt.source.ca_file = given_path(kw["ca_file"], "ca_file");
   opt.source.remote_timeout_s = kw["remote_timeout"].cast<double>();
   if (!SourceOptions::remote_timeout_ok(opt.source.remote_timeout_s))
-    throw py::value_error("remote_timeout must be more than 0 and at most 86400 seconds, not " +
-                          py::repr(kw["remote_timeout"]).cast<std::string>());
+    throw py::value_error("remote_timeout must be more than 0 and at most " +
+                          std::to_string(static_cast<int>(SourceOptions::kMaxRemoteTimeout)) +
+                          " seconds, not " + py::repr(kw["remote_timeout"]).cast<std::string>());
   if (!kw["aws"].is_none())
     for (auto [k, v] : kw["aws"].cast<py::dict>())
       opt.source.aws[k.cast<std::string>()] = v.is_none() ? std::string() : v.cast<std::string>();

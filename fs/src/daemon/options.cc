@@ -163,7 +163,8 @@ bool convert(const RawOptions& raw, DaemonOptions& out) {
     return bad("disk_cache_size", raw.disk_cache_size);
   if (raw.remote_timeout) {
     unsigned seconds = 0;
-    if (!parse_uint(raw.remote_timeout, 1, 86400, seconds)) return bad("remote_timeout", raw.remote_timeout);
+    if (!parse_uint(raw.remote_timeout, 1, static_cast<unsigned>(SourceOptions::kMaxRemoteTimeout), seconds))
+      return bad("remote_timeout", raw.remote_timeout);
     out.source.remote_timeout_s = seconds;
   }
   if (raw.ca_file) {

@@ -382,7 +382,8 @@ std::unique_ptr<Source> open_remote_source(const std::string& url, const SourceO
   if (!SourceOptions::remote_timeout_ok(options.remote_timeout_s))
     throw ImageError(url_for_messages(url) + ": remote_timeout is " +
                          std::to_string(options.remote_timeout_s) +
-                         " s: it must be more than 0 and at most 86400",
+                         " s: it must be more than 0 and at most " +
+                         std::to_string(static_cast<int>(SourceOptions::kMaxRemoteTimeout)),
                      EINVAL);
   cfg.timeout_s = options.remote_timeout_s;
   const char* kind = "http";
